@@ -1,0 +1,5 @@
+module github.com/lambdaidem/lambdaidem
+
+go 1.26
+
+require github.com/aws/aws-lambda-go v1.55.1

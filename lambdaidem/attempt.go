@@ -1,0 +1,99 @@
+package lambdaidem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Attempt is one run of a handler under a claim. The handler reaches it
+// through [AttemptFrom]; it is safe for concurrent use by the handler's
+// goroutines.
+type Attempt struct {
+	operationKey string
+	number       int
+	mode         Mode
+
+	mu       sync.Mutex
+	closed   bool
+	external bool
+	effects  []any
+}
+
+type attemptKey struct{}
+
+// AttemptFrom returns the attempt that ctx belongs to, if ctx comes from a
+// wrapped invocation.
+func AttemptFrom(ctx context.Context) (*Attempt, bool) {
+	a, ok := ctx.Value(attemptKey{}).(*Attempt)
+	return a, ok
+}
+
+func withAttempt(ctx context.Context, a *Attempt) context.Context {
+	return context.WithValue(ctx, attemptKey{}, a)
+}
+
+// OperationKey is a stable key for this operation, the same for every
+// attempt at it: pass it as the idempotency key of a downstream API (a
+// payment provider, an email service) so that the downstream call is
+// deduplicated too. It does not reveal the caller's key.
+func (a *Attempt) OperationKey() string { return a.operationKey }
+
+// Number is the attempt's ordinal: 1 for the first claim, 2 after a
+// takeover or a released failure, and so on. In optimistic mode it is 1.
+func (a *Attempt) Number() int { return a.number }
+
+// BeginExternal declares that the handler is about to start a side effect
+// outside the store's transaction (an email, a card charge). From then on,
+// a failure that does not prove the effect did not happen leaves the record
+// UNKNOWN instead of releasing it. It fails in optimistic mode, where an
+// external effect could run once per concurrent duplicate.
+func (a *Attempt) BeginExternal() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.closed:
+		return fmt.Errorf("begin external effect: %w", ErrNoAttempt)
+	case a.mode == Optimistic:
+		return errors.New("lambdaidem: external effects need ClaimFirst mode")
+	}
+	a.external = true
+	return nil
+}
+
+// Stage adds a store write to be committed atomically with the outcome.
+// Stores offer typed helpers over it (dynamostore.Put, …); the effect's
+// type must be one the Guard's store knows, or the commit fails. Stage
+// fails with [ErrNoAttempt] once the attempt has finished.
+func (a *Attempt) Stage(effect any) error {
+	if effect == nil {
+		return errors.New("lambdaidem: nil effect")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return fmt.Errorf("stage effect: %w", ErrNoAttempt)
+	}
+	a.effects = append(a.effects, effect)
+	return nil
+}
+
+// Stage adds a store write to the attempt in ctx. Outside a wrapped
+// invocation it fails with [ErrNoAttempt]: a write is never silently lost.
+func Stage(ctx context.Context, effect any) error {
+	a, ok := AttemptFrom(ctx)
+	if !ok {
+		return fmt.Errorf("stage effect: %w", ErrNoAttempt)
+	}
+	return a.Stage(effect)
+}
+
+// close ends the attempt: later Stage and BeginExternal calls fail. It
+// returns the staged effects and whether an external effect began.
+func (a *Attempt) close() (effects []any, external bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	return a.effects, a.external
+}

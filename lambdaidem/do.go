@@ -1,0 +1,454 @@
+package lambdaidem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Call names one operation for [Do].
+type Call[Out any] struct {
+	// Operation names what the handler does ("CreatePayment"). Required.
+	Operation string
+	// Scope keeps callers apart: the tenant or principal. Two scopes using
+	// the same key never meet.
+	Scope string
+	// Key is the caller's idempotency key. Required; at most
+	// Options.MaxKeySize bytes.
+	Key string
+	// Fingerprint identifies the request parameters that define the intent;
+	// see [Fingerprint]. A duplicate whose fingerprint differs from the
+	// stored one is refused with [ErrKeyReused].
+	Fingerprint string
+	// Reconcile, if set, resolves a record left UNKNOWN by an earlier
+	// attempt: it returns the outcome and true if the external effect
+	// happened, false if it did not (the operation then runs again), or an
+	// error if it cannot tell yet (the caller gets [ErrOutcomeUnknown]).
+	Reconcile func(context.Context, Unknown) (Out, bool, error)
+}
+
+// Unknown describes a record left UNKNOWN, for a reconcile function.
+type Unknown struct {
+	// Key is the record key.
+	Key string
+	// OperationKey is the downstream key the failed attempt used; see
+	// [Attempt.OperationKey]. Ask the downstream API about it.
+	OperationKey string
+	// Attempts is the record's claim count.
+	Attempts int
+	// Since is when the operation was first claimed.
+	Since time.Time
+}
+
+// maxRounds bounds how often one call goes back to claim after finding the
+// record released, expired or taken over while it looked.
+const maxRounds = 4
+
+// Do runs fn at most once for the operation c names, and answers every
+// duplicate with the outcome of the run that committed.
+//
+// fn's error passes through unchanged. A nil error, or one that is terminal
+// (see [Terminal]), is the outcome: it is committed with the effects fn
+// staged and replayed to duplicates; a replayed error is a [*ReplayedError].
+// Any other error, a panic, or a cancelled context releases the claim so
+// that a retry runs fn again, unless fn had begun an external effect: then
+// the record becomes UNKNOWN.
+//
+// The conditions a caller may meet are reported as errors matching
+// [ErrInProgress], [ErrKeyReused], [ErrOutcomeUnknown], [ErrLeaseLost],
+// [ErrMissingKey], [ErrInvalidKey], [ErrOutcomeTooLarge] and
+// [ErrStoreUnavailable]; record conditions are a [*RecordError], store
+// failures a [*StoreError].
+func Do[Out any](ctx context.Context, g *Guard, c Call[Out], fn func(context.Context) (Out, error)) (Out, error) {
+	var zero Out
+	if c.Operation == "" {
+		return zero, errors.New("lambdaidem: Call.Operation is empty")
+	}
+	if err := checkKey(c.Key, g.opts.MaxKeySize); err != nil {
+		return zero, err
+	}
+	o := &op[Out]{g: g, c: c, fn: fn, key: RecordKey(g.opts.Namespace, c.Scope, c.Operation, c.Key)}
+	if e, ok := g.cache.get(o.key, g.opts.Now()); ok {
+		rec := Record{Key: o.key, Status: StatusCompleted, Fingerprint: e.fingerprint, Outcome: e.outcome, ExpiresAt: e.expiresAt}
+		if e.fingerprint != c.Fingerprint {
+			return zero, o.conflict(ctx, ErrKeyReused, rec)
+		}
+		return o.replay(ctx, rec, "cache")
+	}
+	if g.opts.Mode == Optimistic {
+		return o.optimistic(ctx)
+	}
+	return o.claimFirst(ctx)
+}
+
+// op is one call of Do.
+type op[Out any] struct {
+	g   *Guard
+	c   Call[Out]
+	fn  func(context.Context) (Out, error)
+	key string
+}
+
+// verdict is what looking at an existing record decided.
+type verdict int
+
+const (
+	answered verdict = iota // out and err are the answer
+	reclaim                 // the record is gone or its lease lapsed: claim again
+)
+
+func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
+	var zero Out
+	opts := &o.g.opts
+	for round := 0; round < maxRounds; round++ {
+		now := opts.Now()
+		token := opts.NewToken()
+		rec, claimed, err := o.g.store.Claim(ctx, Claim{
+			Key:         o.key,
+			Token:       token,
+			Fingerprint: o.c.Fingerprint,
+			Now:         now,
+			LeaseUntil:  o.leaseUntil(ctx, now),
+			ExpiresAt:   now.Add(opts.RetryHorizon),
+		})
+		if err != nil {
+			if opts.FailOpen && errors.Is(err, ErrStoreUnavailable) {
+				return o.failOpen(ctx, err)
+			}
+			o.log(ctx, slog.LevelError, "claim failed", slog.Any("error", err))
+			return zero, &StoreError{Op: "claim", Key: o.key, Err: err}
+		}
+		if !claimed && rec.Token == token && rec.Status == StatusInProgress {
+			// Our claim was applied but its response lost; the retry saw our own record.
+			claimed = true
+		}
+		if claimed {
+			return o.run(ctx, rec, token)
+		}
+		out, err, v := o.existing(ctx, rec)
+		if v == answered {
+			return out, err
+		}
+	}
+	return zero, o.conflict(ctx, ErrInProgress, Record{Key: o.key, Status: StatusInProgress})
+}
+
+// run executes the handler under the claim rec, then commits or abandons.
+func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, err error) {
+	var zero Out
+	opts := &o.g.opts
+	fence := Fence{Key: o.key, Token: token}
+	a := &Attempt{operationKey: operationKey(o.key), number: rec.Attempts, mode: ClaimFirst}
+	o.hook(ctx, opts.Hooks.OnClaim, rec)
+	defer func() {
+		if p := recover(); p != nil {
+			_, external := a.close()
+			o.abandon(ctx, fence, external)
+			panic(p)
+		}
+	}()
+	out, err = o.fn(withAttempt(ctx, a))
+	effects, external := a.close()
+	if err != nil && !isTerminal(err) {
+		o.abandon(ctx, fence, external)
+		return out, err
+	}
+	data, encErr := o.encode(out, err)
+	if encErr != nil {
+		o.abandon(ctx, fence, external)
+		return zero, encErr
+	}
+	now := opts.Now()
+	fctx, cancel := o.finishContext(ctx)
+	defer cancel()
+	cur, committed, cerr := o.g.store.Commit(fctx, Commit{
+		Key:         o.key,
+		Token:       token,
+		Fingerprint: o.c.Fingerprint,
+		Outcome:     data,
+		Now:         now,
+		ExpiresAt:   now.Add(opts.RetryHorizon),
+		Attempts:    rec.Attempts,
+		CreatedAt:   rec.CreatedAt,
+		Effects:     effects,
+	})
+	if cerr != nil {
+		o.log(ctx, slog.LevelError, "commit failed", slog.Any("error", cerr))
+		o.abandon(ctx, fence, external)
+		return zero, &StoreError{Op: "commit", Key: o.key, Err: cerr}
+	}
+	if !committed && !(cur.Status == StatusCompleted && cur.Token == token) {
+		// Fenced out: the lease lapsed and another attempt took over.
+		if cur.Status == StatusCompleted && cur.Fingerprint == o.c.Fingerprint {
+			return o.replay(ctx, cur, "store")
+		}
+		return zero, o.conflict(ctx, ErrLeaseLost, cur)
+	}
+	// Committed, or committed by an earlier try whose response was lost.
+	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
+	return out, unmark(err)
+}
+
+func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
+	var zero Out
+	opts := &o.g.opts
+	a := &Attempt{operationKey: operationKey(o.key), number: 1, mode: Optimistic}
+	defer a.close() // on a panic: later stages fail loudly; there is no claim to release
+	out, err := o.fn(withAttempt(ctx, a))
+	effects, _ := a.close()
+	if err != nil && !isTerminal(err) {
+		return out, err
+	}
+	data, encErr := o.encode(out, err)
+	if encErr != nil {
+		return zero, encErr
+	}
+	token := opts.NewToken()
+	for round := 0; round < maxRounds; round++ {
+		now := opts.Now()
+		fctx, cancel := o.finishContext(ctx)
+		cur, committed, cerr := o.g.store.Commit(fctx, Commit{
+			Key:         o.key,
+			Token:       token,
+			Fingerprint: o.c.Fingerprint,
+			Outcome:     data,
+			Now:         now,
+			ExpiresAt:   now.Add(opts.RetryHorizon),
+			Attempts:    1,
+			CreatedAt:   now,
+			Claim:       true,
+			Effects:     effects,
+		})
+		cancel()
+		if cerr != nil {
+			o.log(ctx, slog.LevelError, "commit failed", slog.Any("error", cerr))
+			return zero, &StoreError{Op: "commit", Key: o.key, Err: cerr}
+		}
+		if committed || (cur.Status == StatusCompleted && cur.Token == token) {
+			o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
+			return out, unmark(err)
+		}
+		rout, rerr, v := o.existing(ctx, cur)
+		if v == answered {
+			return rout, rerr
+		}
+	}
+	return zero, o.conflict(ctx, ErrInProgress, Record{Key: o.key, Status: StatusInProgress})
+}
+
+// existing decides what a duplicate gets from the record in its way.
+func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error, verdict) {
+	var zero Out
+	opts := &o.g.opts
+	if !rec.Live(opts.Now()) {
+		return zero, nil, reclaim
+	}
+	if rec.Fingerprint != o.c.Fingerprint {
+		return zero, o.conflict(ctx, ErrKeyReused, rec), answered
+	}
+	switch rec.Status {
+	case StatusCompleted:
+		out, err := o.replay(ctx, rec, "store")
+		return out, err, answered
+	case StatusUnknown:
+		return o.reconcile(ctx, rec)
+	case StatusInProgress:
+		if !rec.LeaseUntil.Before(opts.Now()) {
+			if opts.InFlight == Wait {
+				return o.wait(ctx, rec)
+			}
+			return zero, o.conflict(ctx, ErrInProgress, rec), answered
+		}
+		return zero, nil, reclaim
+	}
+	return zero, fmt.Errorf("lambdaidem: record %s has unknown status %q", rec.Key, rec.Status), answered
+}
+
+// wait polls an in-progress record until it is resolved or the wait ends.
+func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error, verdict) {
+	var zero Out
+	opts := &o.g.opts
+	deadline := opts.Now().Add(opts.WaitTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	interval := opts.PollInterval
+	for {
+		left := deadline.Sub(opts.Now())
+		if left <= 0 {
+			return zero, o.conflict(ctx, ErrInProgress, rec), answered
+		}
+		t := time.NewTimer(min(interval, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return zero, o.conflict(ctx, ErrInProgress, rec), answered
+		case <-t.C:
+		}
+		interval = min(2*interval, time.Second)
+		cur, err := o.g.store.Get(ctx, o.key, opts.Now())
+		if err != nil {
+			return zero, &StoreError{Op: "get", Key: o.key, Err: err}, answered
+		}
+		if cur.Status != StatusInProgress || cur.LeaseUntil.Before(opts.Now()) {
+			return o.existing(ctx, cur)
+		}
+		rec = cur
+	}
+}
+
+// reconcile resolves an UNKNOWN record with the Call's reconcile function.
+func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdict) {
+	var zero Out
+	opts := &o.g.opts
+	if o.c.Reconcile == nil {
+		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec), answered
+	}
+	out, done, err := o.c.Reconcile(ctx, Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt})
+	if err != nil {
+		o.log(ctx, slog.LevelWarn, "reconcile failed", slog.Any("error", err))
+		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec), answered
+	}
+	fence := Fence{Key: rec.Key, Token: rec.Token}
+	fctx, cancel := o.finishContext(ctx)
+	defer cancel()
+	if !done {
+		if _, err := o.g.store.Release(fctx, fence); err != nil {
+			return zero, &StoreError{Op: "release", Key: o.key, Err: err}, answered
+		}
+		return zero, nil, reclaim // released, or resolved by someone else: look again
+	}
+	data, err := o.encode(out, nil)
+	if err != nil {
+		return zero, err, answered
+	}
+	now := opts.Now()
+	cur, committed, err := o.g.store.Commit(fctx, Commit{
+		Key: rec.Key, Token: rec.Token, Fingerprint: rec.Fingerprint, Outcome: data,
+		Now: now, ExpiresAt: now.Add(opts.RetryHorizon), Attempts: rec.Attempts, CreatedAt: rec.CreatedAt,
+	})
+	if err != nil {
+		return zero, &StoreError{Op: "commit", Key: o.key, Err: err}, answered
+	}
+	if !committed && !(cur.Status == StatusCompleted && cur.Token == rec.Token) {
+		return zero, nil, reclaim
+	}
+	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: rec.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
+	return out, nil, answered
+}
+
+// abandon ends a failed attempt: release the claim so a retry runs again,
+// or, if an external effect began, keep the record as UNKNOWN.
+func (o *op[Out]) abandon(ctx context.Context, f Fence, external bool) {
+	opts := &o.g.opts
+	fctx, cancel := o.finishContext(ctx)
+	defer cancel()
+	var ok bool
+	var err error
+	what := "release"
+	if external {
+		what = "mark unknown"
+		ok, err = o.g.store.MarkUnknown(fctx, f, opts.Now().Add(opts.RetryHorizon))
+	} else {
+		ok, err = o.g.store.Release(fctx, f)
+	}
+	switch {
+	case err != nil:
+		o.log(ctx, slog.LevelError, what+" failed; the record stays in progress until its lease ends", slog.Any("error", err))
+	case !ok:
+		o.log(ctx, slog.LevelWarn, what+" fenced out: another attempt owns the record")
+	}
+}
+
+func (o *op[Out]) failOpen(ctx context.Context, cause error) (Out, error) {
+	var zero Out
+	o.log(ctx, slog.LevelWarn, "store unavailable; running without idempotency (FailOpen)", slog.Any("error", cause))
+	a := &Attempt{operationKey: operationKey(o.key), number: 0, mode: o.g.opts.Mode}
+	out, err := o.fn(withAttempt(ctx, a))
+	if effects, _ := a.close(); len(effects) > 0 {
+		return zero, &StoreError{Op: "claim", Key: o.key, Err: fmt.Errorf("staged effects cannot be committed while failing open: %w", cause)}
+	}
+	return out, unmark(err)
+}
+
+func (o *op[Out]) replay(ctx context.Context, rec Record, from string) (Out, error) {
+	out, err := decodeOutcome[Out](rec.Outcome)
+	var replayed *ReplayedError
+	if err != nil && !errors.As(err, &replayed) {
+		o.log(ctx, slog.LevelError, "stored outcome unreadable", slog.Any("error", err))
+		return out, err
+	}
+	o.g.cache.put(rec)
+	o.hook(ctx, o.g.opts.Hooks.OnReplay, rec)
+	o.log(ctx, slog.LevelInfo, "replayed", slog.String("from", from))
+	return out, err
+}
+
+func (o *op[Out]) conflict(ctx context.Context, cond error, rec Record) error {
+	err := recordError(cond, rec)
+	err.Key = o.key
+	if h := o.g.opts.Hooks.OnConflict; h != nil {
+		h(ctx, o.event(rec), err)
+	}
+	o.log(ctx, slog.LevelInfo, "refused", slog.String("reason", cond.Error()), slog.String("status", string(rec.Status)))
+	return err
+}
+
+func (o *op[Out]) encode(out Out, err error) ([]byte, error) {
+	var data []byte
+	var encErr error
+	if err != nil {
+		data, encErr = encodeError(unmark(err))
+	} else {
+		data, encErr = encodeValue(out)
+	}
+	if encErr != nil {
+		return nil, encErr
+	}
+	if max := o.g.opts.MaxOutcomeSize; len(data) > max {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrOutcomeTooLarge, len(data), max)
+	}
+	return data, nil
+}
+
+// leaseUntil is the deadline in ctx plus the margin, or now plus the
+// fallback lease.
+func (o *op[Out]) leaseUntil(ctx context.Context, now time.Time) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d.Add(o.g.opts.LeaseMargin)
+	}
+	return now.Add(o.g.opts.Lease)
+}
+
+func (o *op[Out]) finishContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), o.g.opts.FinishTimeout)
+}
+
+func (o *op[Out]) event(rec Record) Event {
+	return Event{Operation: o.c.Operation, Key: o.key, Status: rec.Status, Attempt: rec.Attempts}
+}
+
+func (o *op[Out]) hook(ctx context.Context, h func(context.Context, Event), rec Record) {
+	if h != nil {
+		h(ctx, o.event(rec))
+	}
+}
+
+func (o *op[Out]) log(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
+	l := o.g.opts.Logger
+	if !l.Enabled(ctx, level) {
+		return
+	}
+	attrs = append(attrs, slog.String("operation", o.c.Operation), slog.String("key", o.key))
+	l.LogAttrs(ctx, level, "lambdaidem: "+msg, attrs...)
+}
+
+// unmark strips a Terminal marker so the caller sees its own error type.
+func unmark(err error) error {
+	if t, ok := err.(*terminalError); ok {
+		return t.err
+	}
+	return err
+}

@@ -1,0 +1,133 @@
+package lambdaidem
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Conditions a caller tests with [errors.Is].
+var (
+	// ErrInProgress: another attempt at the same operation holds the record.
+	// Retry later.
+	ErrInProgress = errors.New("lambdaidem: operation in progress")
+	// ErrKeyReused: the idempotency key was used before with a different
+	// payload. The stored outcome is never revealed.
+	ErrKeyReused = errors.New("lambdaidem: idempotency key reused with a different payload")
+	// ErrMissingKey: the request carries no idempotency key.
+	ErrMissingKey = errors.New("lambdaidem: missing idempotency key")
+	// ErrInvalidKey: the idempotency key is malformed or too long.
+	ErrInvalidKey = errors.New("lambdaidem: invalid idempotency key")
+	// ErrOutcomeUnknown: an earlier attempt began an external side effect and
+	// failed; the outcome is being reconciled.
+	ErrOutcomeUnknown = errors.New("lambdaidem: outcome unknown")
+	// ErrStoreUnavailable: the store could not be reached or refused service.
+	ErrStoreUnavailable = errors.New("lambdaidem: store unavailable")
+	// ErrLeaseLost: the attempt's lease lapsed and another attempt took the
+	// record over; this attempt's outcome and effects were not committed.
+	ErrLeaseLost = errors.New("lambdaidem: lease lost")
+	// ErrOutcomeTooLarge: the serialized outcome exceeds Options.MaxOutcomeSize.
+	// Nothing was committed.
+	ErrOutcomeTooLarge = errors.New("lambdaidem: outcome too large")
+	// ErrEffectRejected: the store refused the staged effects (a business
+	// condition failed, or the writes were invalid); nothing was written.
+	ErrEffectRejected = errors.New("lambdaidem: staged effects rejected")
+	// ErrNoAttempt: a write was staged, or an external effect begun, outside a
+	// wrapped invocation, or after its attempt finished.
+	ErrNoAttempt = errors.New("lambdaidem: no idempotent attempt in context")
+)
+
+// RecordError reports a condition of a record: its Err is one of the
+// sentinels above, and it carries what is known of the record. It never
+// carries the stored outcome.
+type RecordError struct {
+	// Err is the condition, e.g. ErrInProgress.
+	Err error
+	// Key is the record key (a hash, never the raw idempotency key).
+	Key string
+	// Status is the record's state when the condition was seen.
+	Status Status
+	// Attempts is the record's claim count.
+	Attempts int
+	// LeaseUntil ends the owner's lease for an in-progress record.
+	LeaseUntil time.Time
+	// ExpiresAt is when the record will be forgotten.
+	ExpiresAt time.Time
+}
+
+func (e *RecordError) Error() string {
+	switch {
+	case e.Status == StatusInProgress && !e.LeaseUntil.IsZero():
+		return fmt.Sprintf("%v: key %s, lease until %s", e.Err, e.Key, e.LeaseUntil.UTC().Format(time.RFC3339Nano))
+	default:
+		return fmt.Sprintf("%v: key %s", e.Err, e.Key)
+	}
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// RetryAfter is how long a caller should wait before retrying: the time left
+// on the lease of an in-progress record, at least one second.
+func (e *RecordError) RetryAfter(now time.Time) time.Duration {
+	d := e.LeaseUntil.Sub(now)
+	if d < time.Second {
+		return time.Second
+	}
+	return d
+}
+
+func recordError(err error, r Record) *RecordError {
+	return &RecordError{Err: err, Key: r.Key, Status: r.Status, Attempts: r.Attempts, LeaseUntil: r.LeaseUntil, ExpiresAt: r.ExpiresAt}
+}
+
+// StoreError reports a store call that failed. It matches
+// [ErrStoreUnavailable] when the store said so.
+type StoreError struct {
+	// Op is the store method: "claim", "commit", "release", "mark unknown", "get".
+	Op string
+	// Key is the record key.
+	Key string
+	// Err is what the store returned.
+	Err error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("lambdaidem: %s %s: %v", e.Op, e.Key, e.Err)
+}
+
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// ReplayedError is a terminal error stored by an earlier attempt and returned
+// to a duplicate. Type is the original error's type name, Message its text.
+//
+// [Wrap] hands it to the Lambda runtime as the same errorType and
+// errorMessage the first attempt reported; [Do] returns it as it is.
+type ReplayedError struct {
+	Type    string
+	Message string
+}
+
+func (e *ReplayedError) Error() string { return e.Message }
+
+// Terminal marks err as a decided outcome of the operation: it is stored and
+// replayed to every duplicate instead of releasing the claim. A handler whose
+// error types already have a method Terminal() bool returning true need not
+// call it. Terminal(nil) is nil.
+func Terminal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &terminalError{err}
+}
+
+type terminalError struct{ err error }
+
+func (e *terminalError) Error() string  { return e.err.Error() }
+func (e *terminalError) Unwrap() error  { return e.err }
+func (e *terminalError) Terminal() bool { return true }
+
+// isTerminal reports whether err, or an error it wraps, says it is terminal.
+func isTerminal(err error) bool {
+	var t interface{ Terminal() bool }
+	return errors.As(err, &t) && t.Terminal()
+}

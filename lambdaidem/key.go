@@ -1,0 +1,100 @@
+package lambdaidem
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// RecordKey derives the record key of an operation: the namespace, '#', and
+// the SHA-256 (base64url) of the scope, the operation name and the caller's
+// idempotency key. Each part is length-prefixed, so no choice of parts can
+// collide with another. The raw key is not recoverable from the result.
+func RecordKey(namespace, scope, operation, key string) string {
+	h := sha256.New()
+	for _, part := range [...]string{scope, operation, key} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write([]byte(part))
+	}
+	return namespace + "#" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// operationKey derives the stable key an attempt hands to downstream APIs:
+// the same for every attempt at one operation, unrelated to the record key
+// by anything a downstream party can invert.
+func operationKey(recordKey string) string {
+	sum := sha256.Sum256([]byte("lambdaidem/operation\x00" + recordKey))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// checkKey validates a caller's idempotency key.
+func checkKey(key string, max int) error {
+	switch {
+	case key == "":
+		return ErrMissingKey
+	case len(key) > max:
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalidKey, len(key), max)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidKey)
+	}
+	return nil
+}
+
+// Fingerprint hashes the JSON encoding of v with SHA-256 (base64url). The
+// encoding of a Go value is already canonical: struct fields in declaration
+// order, map keys sorted, no white space; so two events that differ only in
+// the key order or spacing of their JSON give the same fingerprint. A
+// json.RawMessage is canonicalized first, as by [FingerprintJSON]; raw JSON
+// nested inside v is hashed as written.
+func Fingerprint(v any) (string, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return FingerprintJSON(raw)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("lambdaidem: fingerprint: %w", err)
+	}
+	return FingerprintBytes(b), nil
+}
+
+// FingerprintJSON is [Fingerprint] of a JSON document given as bytes.
+func FingerprintJSON(doc []byte) (string, error) {
+	canon, err := canonicalJSON(doc)
+	if err != nil {
+		return "", fmt.Errorf("lambdaidem: fingerprint: %w", err)
+	}
+	return FingerprintBytes(canon), nil
+}
+
+// FingerprintBytes hashes bytes as they are, for payloads that are not JSON.
+func FingerprintBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// canonicalJSON re-encodes doc with sorted object keys and no insignificant
+// white space. Numbers are kept as written.
+func canonicalJSON(doc []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after JSON value")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

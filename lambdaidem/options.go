@@ -1,0 +1,247 @@
+package lambdaidem
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Mode chooses how an attempt claims its record.
+type Mode int
+
+const (
+	// ClaimFirst (the default) claims the record with one conditional write
+	// before the handler runs, and commits the outcome with a second, fenced
+	// write. Concurrent duplicates never run the handler twice. It is the only
+	// mode that allows external side effects.
+	ClaimFirst Mode = iota
+	// Optimistic runs the handler first and claims in the commit itself: one
+	// write for a first request. Concurrent duplicates may each run the handler
+	// body, but exactly one commits and the others replay its outcome. Use it
+	// only for handlers whose effects are all staged store writes;
+	// [Attempt.BeginExternal] fails in this mode.
+	Optimistic
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ClaimFirst:
+		return "claim-first"
+	case Optimistic:
+		return "optimistic"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// InFlight chooses what a duplicate does while another attempt holds the
+// record.
+type InFlight int
+
+const (
+	// Reject (the default) returns an error matching [ErrInProgress] at once.
+	Reject InFlight = iota
+	// Wait polls the record until it completes, then replays the outcome; it
+	// gives up with [ErrInProgress] after Options.WaitTimeout. If the lease
+	// lapses while it waits, it claims the record and runs the handler.
+	Wait
+)
+
+// Event describes what happened to one operation, for [Hooks].
+type Event struct {
+	// Operation is the operation name.
+	Operation string
+	// Key is the record key (a hash).
+	Key string
+	// Status is the record's state when the event happened.
+	Status Status
+	// Attempt is the claim count.
+	Attempt int
+}
+
+// Hooks are called synchronously on the invoking goroutine; they must be
+// fast and safe for concurrent use. A nil hook is skipped.
+type Hooks struct {
+	// OnClaim is called when an attempt claims a record and is about to run
+	// the handler.
+	OnClaim func(context.Context, Event)
+	// OnReplay is called when a duplicate is answered with a stored outcome.
+	OnReplay func(context.Context, Event)
+	// OnConflict is called when a duplicate is refused: in progress, outcome
+	// unknown, key reused with another payload, or lease lost.
+	OnConflict func(context.Context, Event, error)
+}
+
+// Options configure a [Guard]. The zero value of every field means its
+// documented default.
+type Options struct {
+	// Namespace prefixes every record key, so that several services can share
+	// one table. Default "lambdaidem".
+	Namespace string
+
+	// RetryHorizon is how long a completed operation is remembered: the
+	// record's TTL is its completion time plus RetryHorizon. Choose it longer
+	// than any retry can arrive. Default 24h.
+	RetryHorizon time.Duration
+
+	// LeaseMargin is added to the deadline in the invocation's context to
+	// form the lease of an in-progress record: the lease outlives the
+	// invocation, so a record is never taken over while its attempt may still
+	// run. Default 5s.
+	LeaseMargin time.Duration
+
+	// Lease is used instead when the context has no deadline. Default 15m,
+	// the longest a Lambda invocation can run.
+	Lease time.Duration
+
+	// Mode is ClaimFirst (default) or Optimistic.
+	Mode Mode
+
+	// InFlight is Reject (default) or Wait.
+	InFlight InFlight
+
+	// WaitTimeout bounds how long a Wait duplicate polls. Default 10s, and
+	// never past the context's deadline.
+	WaitTimeout time.Duration
+
+	// PollInterval is the first wait between polls; it doubles up to 1s.
+	// Default 50ms.
+	PollInterval time.Duration
+
+	// MaxKeySize caps the idempotency key's length in bytes. Default 255.
+	MaxKeySize int
+
+	// MaxOutcomeSize caps the serialized outcome in bytes, below DynamoDB's
+	// 400 KB item limit. A larger outcome fails with [ErrOutcomeTooLarge] and
+	// nothing is committed. Default 300,000.
+	MaxOutcomeSize int
+
+	// CacheSize bounds a local, in-process cache of completed outcomes, which
+	// answers a warm duplicate with no store call. The cache honours each
+	// record's expiration and fingerprint. Default 0: no cache.
+	CacheSize int
+
+	// FailOpen runs the handler without idempotency when the store is
+	// unavailable at claim time. Default false: fail closed with an error
+	// matching [ErrStoreUnavailable].
+	FailOpen bool
+
+	// FinishTimeout bounds the writes that end an attempt (commit, release,
+	// mark unknown). They run on a context that ignores the invocation's
+	// cancellation, so a cancelled invocation cannot strand a record.
+	// Default 5s.
+	FinishTimeout time.Duration
+
+	// Logger receives one line for each replay, conflict and store failure.
+	// Default: discard. Raw keys and payloads are never logged.
+	Logger *slog.Logger
+
+	// Hooks observe claims, replays and conflicts.
+	Hooks Hooks
+
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+
+	// NewToken returns a fresh, unguessable attempt token. Default: 128
+	// random bits, base64url.
+	NewToken func() string
+}
+
+// Guard makes operations idempotent with a [Store]. It is safe for
+// concurrent use; build one at start-up and share it.
+type Guard struct {
+	store Store
+	opts  Options
+	cache *cache
+}
+
+// New returns a Guard over store with the options applied to the defaults.
+// It returns an error if an option is invalid.
+func New(store Store, optFns ...func(*Options)) (*Guard, error) {
+	if store == nil {
+		return nil, errors.New("lambdaidem: nil store")
+	}
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
+	return &Guard{store: store, opts: o, cache: newCache(o.CacheSize)}, nil
+}
+
+// Options returns a copy of the Guard's options, defaults filled in.
+func (g *Guard) Options() Options { return g.opts }
+
+func (o *Options) setDefaults() error {
+	durations := []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"RetryHorizon", &o.RetryHorizon, 24 * time.Hour},
+		{"LeaseMargin", &o.LeaseMargin, 5 * time.Second},
+		{"Lease", &o.Lease, 15 * time.Minute},
+		{"WaitTimeout", &o.WaitTimeout, 10 * time.Second},
+		{"PollInterval", &o.PollInterval, 50 * time.Millisecond},
+		{"FinishTimeout", &o.FinishTimeout, 5 * time.Second},
+	}
+	for _, d := range durations {
+		if *d.v < 0 {
+			return fmt.Errorf("lambdaidem: %s must not be negative, got %v", d.name, *d.v)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	ints := []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"MaxKeySize", &o.MaxKeySize, 255},
+		{"MaxOutcomeSize", &o.MaxOutcomeSize, 300_000},
+		{"CacheSize", &o.CacheSize, 0},
+	}
+	for _, n := range ints {
+		if *n.v < 0 {
+			return fmt.Errorf("lambdaidem: %s must not be negative, got %d", n.name, *n.v)
+		}
+		if *n.v == 0 {
+			*n.v = n.def
+		}
+	}
+	if o.Namespace == "" {
+		o.Namespace = "lambdaidem"
+	}
+	if strings.Contains(o.Namespace, "#") {
+		return fmt.Errorf("lambdaidem: Namespace %q must not contain '#'", o.Namespace)
+	}
+	if o.Mode != ClaimFirst && o.Mode != Optimistic {
+		return fmt.Errorf("lambdaidem: unknown %v", o.Mode)
+	}
+	if o.InFlight != Reject && o.InFlight != Wait {
+		return fmt.Errorf("lambdaidem: unknown InFlight(%d)", int(o.InFlight))
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.NewToken == nil {
+		o.NewToken = randomToken
+	}
+	return nil
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

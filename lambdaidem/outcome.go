@@ -1,0 +1,59 @@
+package lambdaidem
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// envelope is the stored form of an outcome: a value, or a terminal error.
+type envelope struct {
+	Value json.RawMessage `json:"value,omitempty"`
+	Err   *storedError    `json:"error,omitempty"`
+}
+
+type storedError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+func encodeValue[Out any](out Out) ([]byte, error) {
+	v, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("lambdaidem: encode outcome: %w", err)
+	}
+	return json.Marshal(envelope{Value: v})
+}
+
+func encodeError(err error) ([]byte, error) {
+	return json.Marshal(envelope{Err: &storedError{Type: errorType(err), Message: err.Error()}})
+}
+
+// errorType names err's type the way the Lambda runtime does.
+func errorType(err error) string {
+	t := reflect.TypeOf(err)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+// decodeOutcome turns a stored outcome back into the handler's result.
+func decodeOutcome[Out any](data []byte) (Out, error) {
+	var out Out
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return out, fmt.Errorf("lambdaidem: decode stored outcome: %w", err)
+	}
+	switch {
+	case env.Err != nil:
+		return out, &ReplayedError{Type: env.Err.Type, Message: env.Err.Message}
+	case env.Value == nil:
+		return out, errors.New("lambdaidem: decode stored outcome: neither value nor error")
+	}
+	if err := json.Unmarshal(env.Value, &out); err != nil {
+		return out, fmt.Errorf("lambdaidem: decode stored outcome: %w", err)
+	}
+	return out, nil
+}
