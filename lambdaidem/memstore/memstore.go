@@ -1,0 +1,237 @@
+// Package memstore is an in-memory [lambdaidem.Store] for tests, examples
+// and local development. It keeps the store contract exactly (conditional,
+// atomic writes, fencing, expiration treated as absence) and can inject
+// faults; it is not durable and is not shared between processes.
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// Put is a business write that the store commits atomically with a
+// record, the in-memory counterpart of a DynamoDB Put in a transaction.
+type Put struct {
+	// Table and Key name the item.
+	Table, Key string
+	// Value is the item's content.
+	Value []byte
+	// IfAbsent makes the write conditional on the item not existing.
+	IfAbsent bool
+}
+
+// Stage stages p in the wrapped invocation of ctx; see [lambdaidem.Stage].
+func Stage(ctx context.Context, p Put) error {
+	if p.Table == "" || p.Key == "" {
+		return errors.New("memstore: Put needs a Table and a Key")
+	}
+	return lambdaidem.Stage(ctx, p)
+}
+
+// ConditionFailedError reports a staged Put whose condition failed; nothing
+// was written. It matches [lambdaidem.ErrEffectRejected].
+type ConditionFailedError struct {
+	// Index is the Put's position among the staged effects.
+	Index int
+	Table string
+	Key   string
+}
+
+func (e *ConditionFailedError) Error() string {
+	return fmt.Sprintf("memstore: staged write %d (%s/%s): condition failed", e.Index, e.Table, e.Key)
+}
+
+// Is makes the error match lambdaidem.ErrEffectRejected.
+func (e *ConditionFailedError) Is(target error) bool { return target == lambdaidem.ErrEffectRejected }
+
+// Options configure a Store.
+type Options struct {
+	// Fault, if set, is called before every operation with its name
+	// ("claim", "commit", "release", "mark unknown", "get") and the record
+	// key. A non-nil result fails the operation without touching the data;
+	// wrap it with lambdaidem.ErrStoreUnavailable to simulate an outage.
+	Fault func(op, key string) error
+}
+
+// Store is the in-memory store. The zero value is not usable; call New.
+type Store struct {
+	opts    Options
+	mu      sync.Mutex
+	records map[string]lambdaidem.Record
+	items   map[string]map[string][]byte // table → key → value
+	calls   map[string]int
+}
+
+// New returns an empty store.
+func New(optFns ...func(*Options)) *Store {
+	s := &Store{records: map[string]lambdaidem.Record{}, items: map[string]map[string][]byte{}, calls: map[string]int{}}
+	for _, fn := range optFns {
+		fn(&s.opts)
+	}
+	return s
+}
+
+var _ lambdaidem.Store = (*Store)(nil)
+
+// begin counts the call, runs the fault hook and takes the lock.
+func (s *Store) begin(op, key string) error {
+	s.mu.Lock()
+	s.calls[op]++
+	s.mu.Unlock()
+	if s.opts.Fault != nil {
+		if err := s.opts.Fault(op, key); err != nil {
+			return fmt.Errorf("memstore: %s: %w", op, err)
+		}
+	}
+	s.mu.Lock()
+	return nil
+}
+
+// claimable reports whether a claim at now may take the record.
+func claimable(r lambdaidem.Record, ok bool, now time.Time) bool {
+	return !ok || r.ExpiresAt.Before(now) || (r.Status == lambdaidem.StatusInProgress && r.LeaseUntil.Before(now))
+}
+
+// fenced reports whether r is still owned by token.
+func fenced(r lambdaidem.Record, ok bool, token string) bool {
+	return ok && r.Token == token && (r.Status == lambdaidem.StatusInProgress || r.Status == lambdaidem.StatusUnknown)
+}
+
+// Claim implements [lambdaidem.Store].
+func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Record, bool, error) {
+	if err := s.begin("claim", c.Key); err != nil {
+		return lambdaidem.Record{}, false, err
+	}
+	defer s.mu.Unlock()
+	old, ok := s.records[c.Key]
+	if !claimable(old, ok, c.Now) {
+		return old, false, nil
+	}
+	r := lambdaidem.Record{
+		Key: c.Key, Status: lambdaidem.StatusInProgress, Fingerprint: c.Fingerprint, Token: c.Token,
+		Attempts: 1, LeaseUntil: c.LeaseUntil, ExpiresAt: c.ExpiresAt, CreatedAt: c.Now,
+	}
+	if ok && old.Status == lambdaidem.StatusInProgress && !old.ExpiresAt.Before(c.Now) {
+		// Takeover of a lapsed lease: the same operation, one more attempt.
+		r.Attempts = old.Attempts + 1
+		r.CreatedAt = old.CreatedAt
+	}
+	s.records[c.Key] = r
+	return r, true, nil
+}
+
+// Commit implements [lambdaidem.Store]. Effects must be [Put] values.
+func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
+	if err := s.begin("commit", c.Key); err != nil {
+		return lambdaidem.Record{}, false, err
+	}
+	defer s.mu.Unlock()
+	old, ok := s.records[c.Key]
+	if c.Claim && !claimable(old, ok, c.Now) || !c.Claim && !fenced(old, ok, c.Token) {
+		if ok && old.ExpiresAt.Before(c.Now) {
+			return lambdaidem.Record{}, false, nil
+		}
+		return old, false, nil
+	}
+	puts := make([]Put, len(c.Effects))
+	for i, e := range c.Effects {
+		p, isPut := e.(Put)
+		if !isPut {
+			return lambdaidem.Record{}, false, fmt.Errorf("memstore: staged effect %d is a %T, not a memstore.Put: %w", i, e, lambdaidem.ErrEffectRejected)
+		}
+		if _, exists := s.items[p.Table][p.Key]; exists && p.IfAbsent {
+			return lambdaidem.Record{}, false, &ConditionFailedError{Index: i, Table: p.Table, Key: p.Key}
+		}
+		puts[i] = p
+	}
+	for _, p := range puts {
+		if s.items[p.Table] == nil {
+			s.items[p.Table] = map[string][]byte{}
+		}
+		s.items[p.Table][p.Key] = append([]byte(nil), p.Value...)
+	}
+	r := lambdaidem.Record{
+		Key: c.Key, Status: lambdaidem.StatusCompleted, Fingerprint: c.Fingerprint, Token: c.Token,
+		Outcome: append([]byte(nil), c.Outcome...), Attempts: c.Attempts, ExpiresAt: c.ExpiresAt,
+		CreatedAt: c.CreatedAt, CompletedAt: c.Now,
+	}
+	s.records[c.Key] = r
+	return r, true, nil
+}
+
+// Release implements [lambdaidem.Store].
+func (s *Store) Release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
+	if err := s.begin("release", f.Key); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	if r, ok := s.records[f.Key]; !fenced(r, ok, f.Token) {
+		return false, nil
+	}
+	delete(s.records, f.Key)
+	return true, nil
+}
+
+// MarkUnknown implements [lambdaidem.Store].
+func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence, expiresAt time.Time) (bool, error) {
+	if err := s.begin("mark unknown", f.Key); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.records[f.Key]
+	if !ok || r.Token != f.Token || r.Status != lambdaidem.StatusInProgress {
+		return false, nil
+	}
+	r.Status = lambdaidem.StatusUnknown
+	r.ExpiresAt = expiresAt
+	s.records[f.Key] = r
+	return true, nil
+}
+
+// Get implements [lambdaidem.Store].
+func (s *Store) Get(ctx context.Context, key string, now time.Time) (lambdaidem.Record, error) {
+	if err := s.begin("get", key); err != nil {
+		return lambdaidem.Record{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.records[key]
+	if !ok || r.ExpiresAt.Before(now) {
+		return lambdaidem.Record{}, nil
+	}
+	return r, nil
+}
+
+// Item returns a business item written by a committed Put.
+func (s *Store) Item(table, key string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.items[table][key]
+	return v, ok
+}
+
+// Items returns a copy of every business item in table.
+func (s *Store) Items(table string) map[string][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.items[table])
+}
+
+// Records returns a copy of every record, expired ones included.
+func (s *Store) Records() map[string]lambdaidem.Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.records)
+}
+
+// Calls returns how many times each operation was called.
+func (s *Store) Calls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.calls)
+}
