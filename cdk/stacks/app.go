@@ -1,0 +1,148 @@
+package stacks
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+)
+
+// Context keys read by [ConfigFromContext]. Pass them with the CDK CLI's
+// `-c key=value`, in cdk.json's "context", or to `go run .` as `-c key=value`.
+const (
+	// ContextPaymentsZip overrides the payments function's zip path.
+	ContextPaymentsZip = "paymentsZip"
+	// ContextOrdersZip overrides the orders function's zip path.
+	ContextOrdersZip = "ordersZip"
+	// ContextJWTIssuer is the JWT authorizer's issuer URL.
+	ContextJWTIssuer = "jwtIssuer"
+	// ContextJWTAudience is the JWT authorizer's audience: a comma-separated
+	// string or a JSON list of strings.
+	ContextJWTAudience = "jwtAudience"
+	// ContextPaymentsTTL is the payments retry horizon, a Go duration ("48h").
+	ContextPaymentsTTL = "paymentsTtl"
+	// ContextDestroyTables, "true", gives every table RemovalPolicy DESTROY.
+	ContextDestroyTables = "destroyTables"
+)
+
+// Defaults of [Config], relative to the cdk/ folder (the app's working
+// directory): the zips `make build` writes.
+const (
+	DefaultPaymentsZip = "../build/api-gateway-arm64.zip"
+	DefaultOrdersZip   = "../build/sqs-arm64.zip"
+)
+
+// Stack ids (and CloudFormation stack names) of the app.
+const (
+	PaymentsStackID = "lambdaidem-payments"
+	OrdersStackID   = "lambdaidem-orders"
+)
+
+// Config is the app's configuration, read from the CDK context.
+type Config struct {
+	PaymentsZip   string
+	OrdersZip     string
+	JWTIssuer     string
+	JWTAudience   []string
+	PaymentsTTL   time.Duration
+	DestroyTables bool
+}
+
+// ConfigFromContext reads [Config] from node's context, applying the defaults.
+func ConfigFromContext(node constructs.Node) (Config, error) {
+	c := Config{PaymentsZip: DefaultPaymentsZip, OrdersZip: DefaultOrdersZip}
+	str := func(key string) (string, error) {
+		switch v := node.TryGetContext(&key).(type) {
+		case nil:
+			return "", nil
+		case string:
+			return strings.TrimSpace(v), nil
+		case bool:
+			return strconv.FormatBool(v), nil
+		default:
+			return "", fmt.Errorf("context %q: want a string, got %T", key, v)
+		}
+	}
+	for key, dst := range map[string]*string{ContextPaymentsZip: &c.PaymentsZip, ContextOrdersZip: &c.OrdersZip} {
+		s, err := str(key)
+		if err != nil {
+			return c, err
+		}
+		if s != "" {
+			*dst = s
+		}
+	}
+	var err error
+	if c.JWTIssuer, err = str(ContextJWTIssuer); err != nil {
+		return c, err
+	}
+	key := ContextJWTAudience
+	switch v := node.TryGetContext(&key).(type) {
+	case nil:
+	case string:
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				c.JWTAudience = append(c.JWTAudience, a)
+			}
+		}
+	case []any:
+		for _, a := range v {
+			s, ok := a.(string)
+			if !ok {
+				return c, fmt.Errorf("context %q: want strings, got %T", key, a)
+			}
+			c.JWTAudience = append(c.JWTAudience, s)
+		}
+	default:
+		return c, fmt.Errorf("context %q: want a string or a list of strings, got %T", key, v)
+	}
+	ttl, err := str(ContextPaymentsTTL)
+	if err != nil {
+		return c, err
+	}
+	if ttl != "" {
+		if c.PaymentsTTL, err = time.ParseDuration(ttl); err != nil {
+			return c, fmt.Errorf("context %q: %w", ContextPaymentsTTL, err)
+		}
+	}
+	destroy, err := str(ContextDestroyTables)
+	if err != nil {
+		return c, err
+	}
+	if destroy != "" {
+		if c.DestroyTables, err = strconv.ParseBool(destroy); err != nil {
+			return c, fmt.Errorf("context %q: %w", ContextDestroyTables, err)
+		}
+	}
+	return c, nil
+}
+
+// Build adds the payments and orders stacks to app, configured from its
+// context. It returns the first error of either stack.
+func Build(app awscdk.App) error {
+	c, err := ConfigFromContext(app.Node())
+	if err != nil {
+		return err
+	}
+	if _, err := NewPaymentsStack(app, PaymentsStackID, PaymentsProps{
+		StackProps:    awscdk.StackProps{Description: strPtr("lambdaidem example: HTTP API payments with idempotency")},
+		CodeZip:       c.PaymentsZip,
+		JWTIssuer:     c.JWTIssuer,
+		JWTAudience:   c.JWTAudience,
+		TTL:           c.PaymentsTTL,
+		DestroyTables: c.DestroyTables,
+	}); err != nil {
+		return err
+	}
+	_, err = NewOrdersStack(app, OrdersStackID, OrdersProps{
+		StackProps:    awscdk.StackProps{Description: strPtr("lambdaidem example: SQS orders with idempotency")},
+		CodeZip:       c.OrdersZip,
+		DestroyTables: c.DestroyTables,
+	})
+	return err
+}
+
+func strPtr(s string) *string { return &s }

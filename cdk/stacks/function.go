@@ -1,0 +1,94 @@
+package stacks
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// BusinessTableActions are the actions each example function is allowed on its
+// own business table: PutItem and ConditionCheckItem for the items staged into
+// the idempotency transaction (TransactWriteItems authorizes each item by its own
+// action), and GetItem for reads.
+func BusinessTableActions() []string {
+	return []string{
+		"dynamodb:PutItem",
+		"dynamodb:GetItem",
+		"dynamodb:ConditionCheckItem",
+	}
+}
+
+// functionProps describes one example function.
+type functionProps struct {
+	codeZip    string // path of a zip holding the bootstrap binary
+	contextKey string // the context key that overrides codeZip, for messages
+	timeout    time.Duration
+}
+
+// newGoFunction creates a provided.al2023 arm64 function whose code is the zip
+// at p.codeZip, refusing clearly when the zip is missing.
+func newGoFunction(scope constructs.Construct, id string, p functionProps) (awslambda.Function, error) {
+	if p.codeZip == "" {
+		return nil, fmt.Errorf("%s: no code zip given (context key %q)", id, p.contextKey)
+	}
+	abs, err := filepath.Abs(p.codeZip)
+	if err != nil {
+		return nil, fmt.Errorf("%s: code zip %q: %w", id, p.codeZip, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+		return nil, fmt.Errorf("%s: code zip %s is missing: build the examples first (make build) "+
+			"or point context key %q at a zip", id, abs, p.contextKey)
+	}
+	logs := awslogs.NewLogGroup(scope, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_TWO_WEEKS,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	return awslambda.NewFunction(scope, jsii.String(id), &awslambda.FunctionProps{
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(abs), nil),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(p.timeout.Seconds())),
+		MemorySize:   jsii.Number(256),
+		LogGroup:     logs,
+	}), nil
+}
+
+// newBusinessTable creates an example's business table (partition key "id",
+// String) and lets fn use it with [BusinessTableActions], exposing its name to
+// fn as envVar.
+func newBusinessTable(scope constructs.Construct, id string, fn awslambda.Function, envVar string,
+	removal awscdk.RemovalPolicy) awsdynamodb.Table {
+	table := awsdynamodb.NewTable(scope, jsii.String(id), &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("id"), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		RemovalPolicy: removal,
+	})
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Effect:    awsiam.Effect_ALLOW,
+		Actions:   jsii.Strings(BusinessTableActions()...),
+		Resources: jsii.Strings(*table.TableArn()),
+	}))
+	fn.AddEnvironment(jsii.String(envVar), table.TableName(), nil)
+	return table
+}
+
+// removalPolicy maps the DestroyTables switch to a removal policy.
+func removalPolicy(destroy bool) awscdk.RemovalPolicy {
+	if destroy {
+		return awscdk.RemovalPolicy_DESTROY
+	}
+	return awscdk.RemovalPolicy_RETAIN
+}

@@ -1,0 +1,73 @@
+package stacks
+
+import (
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/lambdaidem/lambdaidem/cdk/lambdaidemcdk"
+)
+
+// OrdersFunctionTimeout is the orders function's timeout; the queue's visibility
+// timeout is six times this.
+const OrdersFunctionTimeout = 30 * time.Second
+
+// OrdersProps configures [NewOrdersStack].
+type OrdersProps struct {
+	// StackProps are passed to the stack (environment, description, tags).
+	StackProps awscdk.StackProps
+	// CodeZip is the path of the examples/sqs zip (a bootstrap binary built for
+	// linux/arm64). Required; it must exist.
+	CodeZip string
+	// Queue tunes the queue wiring (retention, maxReceiveCount, TTL, batching);
+	// its Function and Table are set by the stack. Zero fields take
+	// [lambdaidemcdk.NewQueueSource]'s defaults.
+	Queue lambdaidemcdk.QueueSourceProps
+	// DestroyTables makes both tables' removal policy DESTROY (for throwaway
+	// deployments such as LocalStack). Default RETAIN.
+	DestroyTables bool
+}
+
+// NewOrdersStack creates the orders stack: an SQS queue and its dead-letter
+// queue feeding the orders function (provided.al2023, arm64, handler bootstrap)
+// with ReportBatchItemFailures, the orders table (env ORDERS_TABLE), the
+// idempotency table granted with the queue's retry horizon as TTL, and the
+// outputs QueueUrl and DlqUrl. The queue rules of
+// [lambdaidemcdk.NewQueueSource] apply: their errors are returned.
+func NewOrdersStack(scope constructs.Construct, id string, props OrdersProps) (awscdk.Stack, error) {
+	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
+
+	fn, err := newGoFunction(stack, "OrdersFunction", functionProps{
+		codeZip:    props.CodeZip,
+		contextKey: ContextOrdersZip,
+		timeout:    OrdersFunctionTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	removal := removalPolicy(props.DestroyTables)
+	newBusinessTable(stack, "OrdersTable", fn, "ORDERS_TABLE", removal)
+	idem, err := lambdaidemcdk.NewTable(stack, "IdempotencyTable", &lambdaidemcdk.TableProps{RemovalPolicy: removal})
+	if err != nil {
+		return nil, err
+	}
+	qp := props.Queue
+	qp.Function = fn
+	qp.Table = idem
+	src, err := lambdaidemcdk.NewQueueSource(stack, "Orders", qp)
+	if err != nil {
+		return nil, err
+	}
+
+	awscdk.NewCfnOutput(stack, jsii.String("QueueUrl"), &awscdk.CfnOutputProps{
+		Value:       src.Queue.QueueUrl(),
+		Description: jsii.String("URL of the orders queue"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("DlqUrl"), &awscdk.CfnOutputProps{
+		Value:       src.DeadLetterQueue.QueueUrl(),
+		Description: jsii.String("URL of the orders dead-letter queue"),
+	})
+	return stack, nil
+}

@@ -1,0 +1,107 @@
+package stacks
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/lambdaidem/lambdaidem/cdk/lambdaidemcdk"
+)
+
+// Defaults of the payments stack.
+const (
+	// DefaultPaymentsTTL is how long a completed payment key is remembered: the
+	// window in which a client may retry a POST with the same Idempotency-Key.
+	DefaultPaymentsTTL = 24 * time.Hour
+	// PaymentsFunctionTimeout is the payments function's timeout (below the HTTP
+	// API's 30-second integration limit).
+	PaymentsFunctionTimeout = 10 * time.Second
+)
+
+// PaymentsProps configures [NewPaymentsStack].
+type PaymentsProps struct {
+	// StackProps are passed to the stack (environment, description, tags).
+	StackProps awscdk.StackProps
+	// CodeZip is the path of the examples/api-gateway zip (a bootstrap binary
+	// built for linux/arm64). Required; it must exist.
+	CodeZip string
+	// JWTIssuer and JWTAudience, when both are set, put a JWT authorizer on both
+	// routes. Setting only one of them is an error.
+	JWTIssuer   string
+	JWTAudience []string
+	// TTL is the idempotency retry horizon. Default [DefaultPaymentsTTL].
+	TTL time.Duration
+	// DestroyTables makes both tables' removal policy DESTROY (for throwaway
+	// deployments such as LocalStack). Default RETAIN.
+	DestroyTables bool
+}
+
+// NewPaymentsStack creates the payments stack: an HTTP API with POST /payments
+// and GET /payments/{id} routed to the payments function (provided.al2023,
+// arm64, handler bootstrap), the payments table (env PAYMENTS_TABLE), the
+// idempotency table granted with [lambdaidemcdk.Table.GrantTo], an optional JWT
+// authorizer, and the output ApiUrl.
+func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps) (awscdk.Stack, error) {
+	if (props.JWTIssuer == "") != (len(props.JWTAudience) == 0) {
+		return nil, fmt.Errorf("%s: a JWT authorizer needs both an issuer (jwtIssuer) and an audience (jwtAudience)", id)
+	}
+	ttl := props.TTL
+	if ttl == 0 {
+		ttl = DefaultPaymentsTTL
+	}
+	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
+
+	fn, err := newGoFunction(stack, "PaymentsFunction", functionProps{
+		codeZip:    props.CodeZip,
+		contextKey: ContextPaymentsZip,
+		timeout:    PaymentsFunctionTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	removal := removalPolicy(props.DestroyTables)
+	newBusinessTable(stack, "PaymentsTable", fn, "PAYMENTS_TABLE", removal)
+	idem, err := lambdaidemcdk.NewTable(stack, "IdempotencyTable", &lambdaidemcdk.TableProps{RemovalPolicy: removal})
+	if err != nil {
+		return nil, err
+	}
+	if err := idem.GrantTo(fn, ttl); err != nil {
+		return nil, err
+	}
+
+	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
+		Description: jsii.String("lambdaidem payments example"),
+	})
+	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("PaymentsIntegration"), fn, nil)
+	var authorizer awsapigatewayv2.IHttpRouteAuthorizer
+	if props.JWTIssuer != "" {
+		authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("JwtAuthorizer"),
+			jsii.String(props.JWTIssuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
+				JwtAudience: jsii.Strings(props.JWTAudience...),
+			})
+	}
+	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+		Path:        jsii.String("/payments"),
+		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST},
+		Integration: integration,
+		Authorizer:  authorizer,
+	})
+	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+		Path:        jsii.String("/payments/{id}"),
+		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
+		Integration: integration,
+		Authorizer:  authorizer,
+	})
+
+	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
+		Value:       api.Url(),
+		Description: jsii.String("Base URL of the payments HTTP API"),
+	})
+	return stack, nil
+}
