@@ -26,15 +26,29 @@ type Put struct {
 	IfAbsent bool
 }
 
-// Stage stages p in the wrapped invocation of ctx; see [lambdaidem.Stage].
-func Stage(ctx context.Context, p Put) error {
-	if p.Table == "" || p.Key == "" {
-		return errors.New("memstore: Put needs a Table and a Key")
-	}
-	return lambdaidem.Stage(ctx, p)
+// Check is a condition on a business item that the store checks atomically
+// with a commit: the item must exist. It writes nothing.
+type Check struct {
+	Table, Key string
 }
 
-// ConditionFailedError reports a staged Put whose condition failed; nothing
+// Stage stages a Put or a Check in the wrapped invocation of ctx; see
+// [lambdaidem.Stage].
+func Stage[E Put | Check](ctx context.Context, e E) error {
+	switch e := any(e).(type) {
+	case Put:
+		if e.Table == "" || e.Key == "" {
+			return errors.New("memstore: Put needs a Table and a Key")
+		}
+	case Check:
+		if e.Table == "" || e.Key == "" {
+			return errors.New("memstore: Check needs a Table and a Key")
+		}
+	}
+	return lambdaidem.Stage(ctx, e)
+}
+
+// ConditionFailedError reports a staged Put or Check whose condition failed; nothing
 // was written. It matches [lambdaidem.ErrEffectRejected].
 type ConditionFailedError struct {
 	// Index is the Put's position among the staged effects.
@@ -126,7 +140,7 @@ func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Recor
 	return r, true, nil
 }
 
-// Commit implements [lambdaidem.Store]. Effects must be [Put] values.
+// Commit implements [lambdaidem.Store]. Effects must be [Put] or [Check] values.
 func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
 	if err := s.begin("commit", c.Key); err != nil {
 		return lambdaidem.Record{}, false, err
@@ -139,16 +153,21 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 		}
 		return old, false, nil
 	}
-	puts := make([]Put, len(c.Effects))
+	var puts []Put
 	for i, e := range c.Effects {
-		p, isPut := e.(Put)
-		if !isPut {
-			return lambdaidem.Record{}, false, fmt.Errorf("memstore: staged effect %d is a %T, not a memstore.Put: %w", i, e, lambdaidem.ErrEffectRejected)
+		switch e := e.(type) {
+		case Put:
+			if _, exists := s.items[e.Table][e.Key]; exists && e.IfAbsent {
+				return lambdaidem.Record{}, false, &ConditionFailedError{Index: i, Table: e.Table, Key: e.Key}
+			}
+			puts = append(puts, e)
+		case Check:
+			if _, exists := s.items[e.Table][e.Key]; !exists {
+				return lambdaidem.Record{}, false, &ConditionFailedError{Index: i, Table: e.Table, Key: e.Key}
+			}
+		default:
+			return lambdaidem.Record{}, false, fmt.Errorf("memstore: staged effect %d is a %T, not a memstore.Put or Check: %w", i, e, lambdaidem.ErrEffectRejected)
 		}
-		if _, exists := s.items[p.Table][p.Key]; exists && p.IfAbsent {
-			return lambdaidem.Record{}, false, &ConditionFailedError{Index: i, Table: p.Table, Key: p.Key}
-		}
-		puts[i] = p
 	}
 	for _, p := range puts {
 		if s.items[p.Table] == nil {
