@@ -1,0 +1,39 @@
+# lambdaidem — every target runs on a fresh machine with only Go (and Node.js
+# for the CDK) installed. `make demo` is the main job; `make test` the tests.
+
+GO      ?= go
+ARCHES  ?= arm64 amd64
+EXAMPLES = api-gateway sqs
+
+.PHONY: all test fmt-check vet unit cdk-test build run synth deploy clean
+
+all: test
+
+## test: formatting, vet, the race-enabled unit and integration tests, the CDK tests
+test: fmt-check vet unit cdk-test
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+cdk-test:
+	@command -v node >/dev/null || { echo "node is required by the CDK's Go bindings (jsii)"; exit 1; }
+	cd cdk && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## build: Lambda bootstrap zips for provided.al2023 (build/<example>-<arch>.zip)
+build:
+	@for ex in $(EXAMPLES); do for arch in $(ARCHES); do \
+	  echo "build $$ex $$arch"; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+	    -o build/$$ex/$$arch/bootstrap ./examples/$$ex || exit 1; \
+	  $(GO) run ./internal/tools/zipit -o build/$$ex-$$arch.zip build/$$ex/$$arch/bootstrap || exit 1; \
+	done; done
+
+clean:
+	rm -rf build cdk/cdk.out
