@@ -76,6 +76,7 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 	}
 
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
+		ApiName:     jsii.String(id),
 		Description: jsii.String("lambdaidem payments example"),
 	})
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("PaymentsIntegration"), fn, nil)
