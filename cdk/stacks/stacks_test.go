@@ -1,0 +1,244 @@
+package stacks_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lambdaidem/lambdaidem/cdk/internal/cdktest"
+	"github.com/lambdaidem/lambdaidem/cdk/lambdaidemcdk"
+	"github.com/lambdaidem/lambdaidem/cdk/stacks"
+)
+
+func TestMain(m *testing.M) { cdktest.Main(m) }
+
+var (
+	storeActions    = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+	businessActions = []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:ConditionCheckItem"}
+)
+
+func newPayments(t *testing.T, props stacks.PaymentsProps) *cdktest.Template {
+	t.Helper()
+	if props.CodeZip == "" {
+		props.CodeZip = cdktest.DummyZip(t)
+	}
+	stack, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", props)
+	require.NoError(t, err)
+	return cdktest.Synth(t, stack)
+}
+
+func newOrders(t *testing.T, props stacks.OrdersProps) *cdktest.Template {
+	t.Helper()
+	if props.CodeZip == "" {
+		props.CodeZip = cdktest.DummyZip(t)
+	}
+	stack, err := stacks.NewOrdersStack(cdktest.NewApp(t, nil), "orders", props)
+	require.NoError(t, err)
+	return cdktest.Synth(t, stack)
+}
+
+func TestPaymentsStack(t *testing.T) {
+	tmpl := newPayments(t, stacks.PaymentsProps{})
+
+	payments := tmpl.One(t, "AWS::DynamoDB::Table", "PaymentsTable")
+	idem := tmpl.One(t, "AWS::DynamoDB::Table", "IdempotencyTable")
+	assertTable(t, payments, "")
+	assertTable(t, idem, "expiration")
+
+	fn := tmpl.One(t, "AWS::Lambda::Function", "PaymentsFunction")
+	assertGoFunction(t, fn, 10)
+	assert.Equal(t, map[string]any{
+		"PAYMENTS_TABLE":    cdktest.Ref(payments.LogicalID),
+		"IDEMPOTENCY_TABLE": cdktest.Ref(idem.LogicalID),
+		"IDEMPOTENCY_TTL":   "24h0m0s",
+	}, fn.Properties["Environment"].(map[string]any)["Variables"])
+
+	assert.ElementsMatch(t, []cdktest.Statement{
+		{Effect: "Allow", Actions: businessActions, Resources: []any{cdktest.GetAtt(payments.LogicalID, "Arn")}},
+		{Effect: "Allow", Actions: storeActions, Resources: []any{cdktest.GetAtt(idem.LogicalID, "Arn")}},
+	}, tmpl.Statements())
+	assertNoWildcards(t, tmpl)
+
+	routes := map[string]string{}
+	for _, r := range tmpl.OfType("AWS::ApiGatewayV2::Route") {
+		routes[r.Properties["RouteKey"].(string)] = r.Properties["AuthorizationType"].(string)
+	}
+	assert.Equal(t, map[string]string{"POST /payments": "NONE", "GET /payments/{id}": "NONE"}, routes)
+	assert.Empty(t, tmpl.OfType("AWS::ApiGatewayV2::Authorizer"), "no authorizer unless configured")
+	integration := tmpl.One(t, "AWS::ApiGatewayV2::Integration", "Api")
+	assert.Equal(t, cdktest.GetAtt(fn.LogicalID, "Arn"), integration.Properties["IntegrationUri"])
+	assert.Equal(t, "2.0", integration.Properties["PayloadFormatVersion"])
+
+	assert.Equal(t, []string{"ApiUrl"}, tmpl.Outputs())
+}
+
+func TestPaymentsStackTTL(t *testing.T) {
+	tmpl := newPayments(t, stacks.PaymentsProps{TTL: 72 * time.Hour})
+	vars := tmpl.One(t, "AWS::Lambda::Function", "PaymentsFunction").Properties["Environment"].(map[string]any)["Variables"]
+	assert.Equal(t, "72h0m0s", vars.(map[string]any)["IDEMPOTENCY_TTL"])
+}
+
+func TestPaymentsStackJWTAuthorizer(t *testing.T) {
+	tests := []struct {
+		name     string
+		issuer   string
+		audience []string
+		wantJWT  bool
+		wantErr  string
+	}{
+		{name: "not configured", wantJWT: false},
+		{name: "issuer and audience", issuer: "https://issuer.example.com/", audience: []string{"payments", "admin"}, wantJWT: true},
+		{name: "issuer alone", issuer: "https://issuer.example.com/", wantErr: "payments: a JWT authorizer needs both an issuer (jwtIssuer) and an audience (jwtAudience)"},
+		{name: "audience alone", audience: []string{"payments"}, wantErr: "payments: a JWT authorizer needs both an issuer (jwtIssuer) and an audience (jwtAudience)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			props := stacks.PaymentsProps{CodeZip: cdktest.DummyZip(t), JWTIssuer: tt.issuer, JWTAudience: tt.audience}
+			stack, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", props)
+			if tt.wantErr != "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tmpl := cdktest.Synth(t, stack)
+
+			authorizers := tmpl.OfType("AWS::ApiGatewayV2::Authorizer")
+			routes := tmpl.OfType("AWS::ApiGatewayV2::Route")
+			require.Len(t, routes, 2)
+			if !tt.wantJWT {
+				assert.Empty(t, authorizers)
+				for _, r := range routes {
+					assert.Equal(t, "NONE", r.Properties["AuthorizationType"])
+				}
+				return
+			}
+			require.Len(t, authorizers, 1)
+			a := authorizers[0]
+			assert.Equal(t, "JWT", a.Properties["AuthorizerType"])
+			assert.Equal(t, map[string]any{
+				"Issuer":   tt.issuer,
+				"Audience": []any{"payments", "admin"},
+			}, a.Properties["JwtConfiguration"])
+			for _, r := range routes {
+				assert.Equal(t, "JWT", r.Properties["AuthorizationType"], r.Properties["RouteKey"])
+				assert.Equal(t, cdktest.Ref(a.LogicalID), r.Properties["AuthorizerId"], r.Properties["RouteKey"])
+			}
+		})
+	}
+}
+
+func TestOrdersStack(t *testing.T) {
+	tmpl := newOrders(t, stacks.OrdersProps{})
+
+	orders := tmpl.One(t, "AWS::DynamoDB::Table", "OrdersTable")
+	idem := tmpl.One(t, "AWS::DynamoDB::Table", "IdempotencyTable")
+	assertTable(t, orders, "")
+	assertTable(t, idem, "expiration")
+
+	fn := tmpl.One(t, "AWS::Lambda::Function", "OrdersFunction")
+	assertGoFunction(t, fn, 30)
+	assert.Equal(t, map[string]any{
+		"ORDERS_TABLE":      cdktest.Ref(orders.LogicalID),
+		"IDEMPOTENCY_TABLE": cdktest.Ref(idem.LogicalID),
+		"IDEMPOTENCY_TTL":   "96h0m0s", // the queue's 4-day retention
+	}, fn.Properties["Environment"].(map[string]any)["Variables"])
+
+	queue := tmpl.One(t, "AWS::SQS::Queue", "OrdersQueue")
+	dlq := tmpl.One(t, "AWS::SQS::Queue", "OrdersDeadLetterQueue")
+	assert.Equal(t, float64(180), queue.Properties["VisibilityTimeout"], "6 × the 30 s function timeout")
+	assert.Equal(t, float64(3), queue.Properties["RedrivePolicy"].(map[string]any)["maxReceiveCount"])
+	assert.Equal(t, cdktest.GetAtt(dlq.LogicalID, "Arn"), queue.Properties["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"])
+
+	mapping := tmpl.One(t, "AWS::Lambda::EventSourceMapping", "OrdersFunction")
+	assert.Equal(t, []any{"ReportBatchItemFailures"}, mapping.Properties["FunctionResponseTypes"])
+	assert.Equal(t, cdktest.GetAtt(queue.LogicalID, "Arn"), mapping.Properties["EventSourceArn"])
+
+	assert.ElementsMatch(t, []cdktest.Statement{
+		{Effect: "Allow", Actions: businessActions, Resources: []any{cdktest.GetAtt(orders.LogicalID, "Arn")}},
+		{Effect: "Allow", Actions: storeActions, Resources: []any{cdktest.GetAtt(idem.LogicalID, "Arn")}},
+		{
+			Effect: "Allow",
+			Actions: []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl",
+				"sqs:DeleteMessage", "sqs:GetQueueAttributes"},
+			Resources: []any{cdktest.GetAtt(queue.LogicalID, "Arn")},
+		},
+	}, tmpl.Statements())
+	assertNoWildcards(t, tmpl)
+
+	assert.Equal(t, []string{"DlqUrl", "QueueUrl"}, tmpl.Outputs())
+}
+
+func TestOrdersStackRefusesUnsafeQueueSettings(t *testing.T) {
+	tests := map[string]struct {
+		queue lambdaidemcdk.QueueSourceProps
+		want  error
+	}{
+		"visibility timeout below 6 × 30 s": {lambdaidemcdk.QueueSourceProps{VisibilityTimeout: 2 * time.Minute}, lambdaidemcdk.ErrVisibilityTimeoutTooShort},
+		"TTL below the 4-day retention":     {lambdaidemcdk.QueueSourceProps{TTL: 24 * time.Hour}, lambdaidemcdk.ErrTTLShorterThanHorizon},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := stacks.NewOrdersStack(cdktest.NewApp(t, nil), "orders",
+				stacks.OrdersProps{CodeZip: cdktest.DummyZip(t), Queue: tt.queue})
+			assert.ErrorIs(t, err, tt.want)
+		})
+	}
+}
+
+func TestStacksRefuseAMissingZip(t *testing.T) {
+	missing := t.TempDir() + "/nope.zip"
+	_, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", stacks.PaymentsProps{CodeZip: missing})
+	assert.EqualError(t, err, "PaymentsFunction: code zip "+missing+
+		` is missing: build the examples first (make build) or point context key "paymentsZip" at a zip`)
+	_, err = stacks.NewOrdersStack(cdktest.NewApp(t, nil), "orders", stacks.OrdersProps{CodeZip: missing})
+	assert.EqualError(t, err, "OrdersFunction: code zip "+missing+
+		` is missing: build the examples first (make build) or point context key "ordersZip" at a zip`)
+}
+
+func TestDestroyTables(t *testing.T) {
+	tmpl := newOrders(t, stacks.OrdersProps{DestroyTables: true})
+	for _, table := range tmpl.OfType("AWS::DynamoDB::Table") {
+		assert.Equal(t, "Delete", table.DeletionPolicy, table.LogicalID)
+	}
+}
+
+// assertTable checks the shape every table of the app shares: partition key "id"
+// (String), on-demand, point-in-time recovery, retained; and its TTL attribute,
+// if any.
+func assertTable(t *testing.T, table cdktest.Resource, ttl string) {
+	t.Helper()
+	p := table.Properties
+	assert.Equal(t, []any{map[string]any{"AttributeName": "id", "KeyType": "HASH"}}, p["KeySchema"], table.LogicalID)
+	assert.Equal(t, []any{map[string]any{"AttributeName": "id", "AttributeType": "S"}}, p["AttributeDefinitions"], table.LogicalID)
+	assert.Equal(t, "PAY_PER_REQUEST", p["BillingMode"], table.LogicalID)
+	assert.Equal(t, map[string]any{"PointInTimeRecoveryEnabled": true}, p["PointInTimeRecoverySpecification"], table.LogicalID)
+	assert.Equal(t, "Retain", table.DeletionPolicy, table.LogicalID)
+	if ttl == "" {
+		assert.NotContains(t, p, "TimeToLiveSpecification", table.LogicalID)
+	} else {
+		assert.Equal(t, map[string]any{"AttributeName": ttl, "Enabled": true}, p["TimeToLiveSpecification"], table.LogicalID)
+	}
+}
+
+// assertGoFunction checks the runtime settings of an example function.
+func assertGoFunction(t *testing.T, fn cdktest.Resource, timeoutSeconds float64) {
+	t.Helper()
+	p := fn.Properties
+	assert.Equal(t, "provided.al2023", p["Runtime"])
+	assert.Equal(t, []any{"arm64"}, p["Architectures"])
+	assert.Equal(t, "bootstrap", p["Handler"])
+	assert.Equal(t, timeoutSeconds, p["Timeout"])
+}
+
+// assertNoWildcards fails unless every IAM policy statement names its actions
+// and resources.
+func assertNoWildcards(t *testing.T, tmpl *cdktest.Template) {
+	t.Helper()
+	for _, st := range tmpl.Statements() {
+		assert.NotContains(t, st.Actions, "*")
+		assert.NotContains(t, st.Actions, "dynamodb:*")
+		assert.NotContains(t, st.Resources, "*")
+	}
+}
