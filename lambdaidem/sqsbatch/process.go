@@ -1,0 +1,109 @@
+package sqsbatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// process runs one message through the guard and records its result.
+func (w *wrapper) process(ctx context.Context, it *item, locks *keyLocks) {
+	if it.malformed != nil {
+		it.failed = true
+		w.log(ctx, slog.LevelWarn, "malformed message; not processed", it, slog.Any("error", it.malformed))
+		return
+	}
+	unlock := locks.lock(it.key)
+	defer unlock()
+	err := w.do(ctx, it)
+	if err == nil {
+		w.log(ctx, slog.LevelDebug, "message processed", it)
+		return
+	}
+	it.failed = true
+	level, what := classify(err)
+	w.log(ctx, level, what, it, slog.Any("error", err))
+}
+
+// do runs the handler under the guard. A panic in the handler, which the
+// guard re-raises after releasing the claim, becomes an error: it fails
+// this message, not the process and the other messages of the batch.
+func (w *wrapper) do(ctx context.Context, it *item) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &panicError{value: p}
+		}
+	}()
+	_, err = lambdaidem.Do(ctx, w.g, it.call, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, w.h(ctx, *it.msg)
+	})
+	return err
+}
+
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("sqsbatch: handler panicked: %v", e.value) }
+
+// skip fails a message without running it.
+func (w *wrapper) skip(ctx context.Context, it *item, why string) {
+	it.failed = true
+	w.log(ctx, slog.LevelInfo, "message not run: "+why, it)
+}
+
+// classify names why a message failed, and how loudly to say it.
+func classify(err error) (slog.Level, string) {
+	var replayed *lambdaidem.ReplayedError
+	var store *lambdaidem.StoreError
+	var p *panicError
+	switch {
+	case errors.As(err, &p):
+		return slog.LevelError, "handler panicked; claim released"
+	case errors.As(err, &replayed):
+		return slog.LevelWarn, "terminal error replayed from an earlier delivery; not run again"
+	case errors.Is(err, lambdaidem.ErrKeyReused):
+		return slog.LevelWarn, "key reused with a different body; not processed"
+	case errors.Is(err, lambdaidem.ErrInProgress):
+		return slog.LevelInfo, "in progress in another invocation; will be redelivered"
+	case errors.Is(err, lambdaidem.ErrOutcomeUnknown):
+		return slog.LevelWarn, "outcome unknown after an earlier external effect; awaiting reconcile"
+	case errors.Is(err, lambdaidem.ErrLeaseLost):
+		return slog.LevelWarn, "lease lost to another attempt; nothing committed"
+	case errors.Is(err, lambdaidem.ErrMissingKey), errors.Is(err, lambdaidem.ErrInvalidKey):
+		return slog.LevelWarn, "malformed message; not processed"
+	case errors.Is(err, lambdaidem.ErrEffectRejected):
+		return slog.LevelWarn, "staged writes rejected; nothing committed"
+	case errors.As(err, &store):
+		return slog.LevelError, "idempotency store failed; will be redelivered"
+	}
+	return slog.LevelWarn, "handler failed; claim released"
+}
+
+// log writes one line about a message: its id and record key, never its
+// body or raw key.
+func (w *wrapper) log(ctx context.Context, level slog.Level, msg string, it *item, attrs ...slog.Attr) {
+	l := w.opts.Logger
+	if !l.Enabled(ctx, level) {
+		return
+	}
+	attrs = append(attrs, slog.String("operation", w.operation), slog.String("message_id", it.msg.MessageId))
+	if it.key != "" {
+		attrs = append(attrs, slog.String("key", it.key))
+	}
+	if it.fifo {
+		attrs = append(attrs, slog.String("message_group", it.group))
+	}
+	l.LogAttrs(ctx, level, "sqsbatch: "+msg, attrs...)
+}
+
+// reconcile adapts Options.Reconcile to the message m.
+func (w *wrapper) reconcile(m *events.SQSMessage, rec func(context.Context, events.SQSMessage, lambdaidem.Unknown) (bool, error)) func(context.Context, lambdaidem.Unknown) (struct{}, bool, error) {
+	return func(ctx context.Context, u lambdaidem.Unknown) (struct{}, bool, error) {
+		done, err := rec(ctx, *m, u)
+		return struct{}{}, done, err
+	}
+}

@@ -1,0 +1,100 @@
+package sqsbatch
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// ErrUnreportable is returned by a wrapped batch handler when a message
+// failed but has no messageId to report it by. Lambda would treat an empty
+// itemIdentifier as a failure of the whole batch; the error says so
+// plainly. Every message of the batch is then delivered again, and those
+// that succeeded replay their outcome without running.
+var ErrUnreportable = errors.New("sqsbatch: a failed message has no messageId; the whole batch is retried")
+
+// Wrap returns a batch handler for an SQS event source mapping with
+// ReportBatchItemFailures: it runs h once per message through g under the
+// operation name, and lists every message that must be delivered again in
+// the response's BatchItemFailures. The result has the signature
+// lambda.Start accepts.
+//
+// A message is a success when h returned nil for it, now or in an earlier
+// delivery (a completed duplicate replays without running h). It is a batch
+// item failure when h returned an error or panicked; when its key cannot be
+// derived; when it reuses a key with a different fingerprint (h never runs
+// for it); when another invocation holds its record (in progress), its
+// outcome is unknown, the attempt's lease was lost, or the store failed;
+// when h returned a [lambdaidem.Terminal] error, now or in an earlier
+// delivery (so a message with a decided failure reaches the dead-letter
+// queue without running again); and, on a FIFO queue, when an earlier
+// message of its group failed in this batch (h never runs for it).
+//
+// The batch handler's error is nil except for [ErrUnreportable]: a store
+// outage fails every message individually rather than the invocation.
+//
+// Wrap returns an error if g or h is nil, the operation is empty, or an
+// option is invalid.
+func Wrap(g *lambdaidem.Guard, operation string, h func(context.Context, events.SQSMessage) error, optFns ...func(*Options)) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
+	switch {
+	case g == nil:
+		return nil, errors.New("sqsbatch: nil Guard")
+	case h == nil:
+		return nil, errors.New("sqsbatch: nil handler")
+	case operation == "":
+		return nil, errors.New("sqsbatch: empty operation")
+	}
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
+	w := &wrapper{g: g, operation: operation, h: h, opts: o, namespace: g.Options().Namespace}
+	return w.handle, nil
+}
+
+// wrapper holds what every invocation shares; it is read-only after Wrap,
+// so invocations may run concurrently.
+type wrapper struct {
+	g         *lambdaidem.Guard
+	operation string
+	h         func(context.Context, events.SQSMessage) error
+	opts      Options
+	namespace string
+}
+
+// handle processes one batch: prepare every record, plan the lanes, run
+// them, and report the failures in the order of the batch.
+func (w *wrapper) handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	items := make([]*item, len(ev.Records))
+	for i := range ev.Records {
+		items[i] = w.prepare(&ev.Records[i])
+	}
+	w.run(ctx, plan(items))
+	return respond(items)
+}
+
+// respond lists the failed messages once each, in batch order.
+func respond(items []*item) (events.SQSEventResponse, error) {
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	seen := make(map[string]bool)
+	for _, it := range items {
+		if !it.failed {
+			continue
+		}
+		id := it.msg.MessageId
+		if id == "" {
+			return events.SQSEventResponse{}, ErrUnreportable
+		}
+		if !seen[id] {
+			seen[id] = true
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+		}
+	}
+	return resp, nil
+}
