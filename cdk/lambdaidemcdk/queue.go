@@ -144,10 +144,8 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 	}
 	minVisibility := MinVisibilityTimeout(fnTimeout, p.MaxBatchingWindow)
 	if p.VisibilityTimeout == 0 {
-		p.VisibilityTimeout = minVisibility.Round(time.Second)
-		if p.VisibilityTimeout < minVisibility {
-			p.VisibilityTimeout += time.Second
-		}
+		// SQS counts whole seconds: round the minimum up.
+		p.VisibilityTimeout = (minVisibility + time.Second - 1).Truncate(time.Second)
 	}
 	if err := checkSeconds("VisibilityTimeout", p.VisibilityTimeout, time.Second, maxVisibilityTimeout); err != nil {
 		return nil, err
