@@ -1,0 +1,72 @@
+package apigw
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// Adapter makes API Gateway and Function URL handlers idempotent with the
+// semantics of the IETF Idempotency-Key draft and Stripe's practice. It is
+// safe for concurrent use; build one at start-up per operation.
+//
+// For a request that carries a key (or must), the adapter:
+//
+//   - refuses a missing key (on POST and PATCH, by default) or a malformed
+//     one with 400;
+//   - scopes the key by the authenticated principal, the method and the
+//     route, so two callers using the same key never meet;
+//   - fingerprints the method, route, path parameters, query and body, and
+//     refuses a duplicate whose fingerprint differs with 422, without
+//     revealing the stored response;
+//   - answers a duplicate that arrives while the first is running with 409
+//     and Retry-After (or waits, if the Guard's InFlight option says so), and
+//     one whose earlier attempt ended in an unknown state with 409;
+//   - runs the handler once and stores its response if [Options.Store]
+//     accepts its status; every duplicate then gets the stored status,
+//     headers and body, plus "Idempotent-Replayed: true";
+//   - returns any other response once without storing it and releases the
+//     key, so the request may be retried or fixed; a handler error passes
+//     through unchanged, and the key is released too;
+//   - answers 503 when the store is unavailable, unless the Guard's FailOpen
+//     option runs the handler anyway.
+//
+// The adapter never stores Set-Cookie (nor the cookies field of v2 and
+// Function URL responses), Authorization, Proxy-Authorization,
+// Proxy-Authenticate, hop-by-hop headers, Content-Length, or any header
+// whose name contains "token", "secret", "password", "api-key", "apikey"
+// or "credential". The first response goes to the client as the handler
+// returned it.
+//
+// Refusals are RFC 9457 application/problem+json responses with the type
+// URIs listed as the Problem constants. Requests with a safe method (GET,
+// HEAD, OPTIONS, TRACE), and requests of other methods not listed in
+// [Options.RequireKey] that carry no key, go straight to the handler.
+type Adapter struct {
+	guard     *lambdaidem.Guard
+	operation string
+	opts      Options
+}
+
+// New returns an Adapter that guards operation (say "CreatePayment") with
+// g. It returns an error if g is nil, operation is empty, or an option is
+// invalid.
+func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adapter, error) {
+	if g == nil {
+		return nil, errors.New("apigw: nil Guard")
+	}
+	if operation == "" {
+		return nil, errors.New("apigw: empty operation")
+	}
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	o.RequireKey = slices.Clone(o.RequireKey)
+	o.OmitHeaders = slices.Clone(o.OmitHeaders)
+	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
+	return &Adapter{guard: g, operation: operation, opts: o}, nil
+}

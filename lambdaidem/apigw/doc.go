@@ -1,0 +1,42 @@
+// Package apigw makes API Gateway handlers idempotent with the
+// Idempotency-Key header: REST APIs (payload format 1.0), HTTP APIs (2.0)
+// and Lambda Function URLs, each keeping its handler's signature.
+//
+// The two-minute version:
+//
+//	store, _ := dynamostore.New(dynamodb.NewFromConfig(cfg), "idempotency")
+//	guard, _ := lambdaidem.New(store)
+//	idem, err := apigw.New(guard, "CreatePayment")
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	lambda.Start(idem.WrapV2(createPayment))
+//
+// A client sends "Idempotency-Key: <a fresh UUID>" with each POST and
+// reuses it for every retry of that POST. The first request runs the
+// handler; if its response is a decided outcome (2xx, 402, 409, …; see
+// [DecidedStatus]) it is stored, committed in one transaction with any
+// DynamoDB writes the handler staged with dynamostore.Put. Every retry gets
+// the same status, headers and body, with "Idempotent-Replayed: true".
+//
+//	condition                                  response
+//	key missing (POST, PATCH)                  400 problem+json
+//	key malformed or too long                  400 problem+json
+//	same key, different request                422 problem+json, nothing revealed
+//	same key, still running                    409 problem+json + Retry-After
+//	same key, outcome unknown                  409 problem+json
+//	same key, completed                        stored response + Idempotent-Replayed: true
+//	handler 2xx, or a decided 4xx              stored and replayed
+//	handler 4xx "never executed" (400, 404, …) returned once, not stored, key released
+//	handler 5xx or error                       returned once, not stored, key released
+//	store unavailable                          503 problem+json (fail closed)
+//
+// Keys are scoped by the authenticated principal (see [Request.Principal])
+// and by the method and route, so two callers' keys never meet. The
+// fingerprint that tells "the same request" from "a different one" covers
+// the method, route, path parameters, query and body; JSON bodies are
+// compared after canonicalization, so key order and spacing do not matter.
+//
+// Refusals are RFC 9457 problem details whose type URIs are the Problem
+// constants, documented in problems.md.
+package apigw

@@ -1,0 +1,74 @@
+package apigw
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// The type URIs of the problems the adapter answers with. They are stable:
+// clients may branch on them. Each is documented in problems.md beside this
+// file, which its URI points to.
+const (
+	problemBase = "https://github.com/lambdaidem/lambdaidem/blob/main/lambdaidem/apigw/problems.md#"
+
+	// ProblemMissingKey: 400, a request whose method requires an
+	// idempotency key carries none.
+	ProblemMissingKey = problemBase + "missing-key"
+	// ProblemInvalidKey: 400, the key is malformed, too long, or sent twice.
+	ProblemInvalidKey = problemBase + "invalid-key"
+	// ProblemMalformedRequest: 400, the event cannot be read (a body that is
+	// not valid base64 although the event says it is).
+	ProblemMalformedRequest = problemBase + "malformed-request"
+	// ProblemKeyReused: 422, the key was used before with a different
+	// request. The earlier request's outcome is not revealed.
+	ProblemKeyReused = problemBase + "key-reused"
+	// ProblemInProgress: 409 with Retry-After, a request with the same key
+	// is still being processed.
+	ProblemInProgress = problemBase + "in-progress"
+	// ProblemOutcomeUnknown: 409, an earlier attempt with the same key
+	// failed after starting an external effect; its outcome is being
+	// reconciled.
+	ProblemOutcomeUnknown = problemBase + "outcome-unknown"
+	// ProblemStoreUnavailable: 503 with Retry-After, the idempotency store
+	// cannot be reached, and the request was not run (fail closed).
+	ProblemStoreUnavailable = problemBase + "store-unavailable"
+	// ProblemInternal: 500, anything else went wrong in the adapter or the
+	// store. Nothing was stored.
+	ProblemInternal = problemBase + "internal"
+)
+
+// Problem is an RFC 9457 problem detail, rendered as
+// application/problem+json. An [Options.Scope] function may return one as
+// its error to refuse a request with it (say, a 401 for a missing
+// principal).
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	// RetryAfter, if positive, is sent as the Retry-After header, in whole
+	// seconds rounded up.
+	RetryAfter time.Duration `json:"-"`
+}
+
+func (p *Problem) Error() string { return p.Title + ": " + p.Detail }
+
+// response renders p.
+func (p *Problem) response() response {
+	body, err := json.Marshal(p)
+	if err != nil { // a Problem always encodes; keep a body anyway
+		body = []byte(`{"type":"about:blank","status":500}`)
+	}
+	h := http.Header{"Content-Type": {"application/problem+json"}}
+	if p.RetryAfter > 0 {
+		secs := int64((p.RetryAfter + time.Second - 1) / time.Second)
+		h.Set("Retry-After", strconv.FormatInt(secs, 10))
+	}
+	return response{Status: p.Status, Header: h, Body: string(body)}
+}
+
+func problem(status int, typ, title, detail string) *Problem {
+	return &Problem{Type: typ, Title: title, Status: status, Detail: detail}
+}

@@ -1,0 +1,48 @@
+package apigw
+
+import (
+	"context"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// WrapURL returns h, a Lambda Function URL handler, made idempotent, with
+// h's own signature. A Function URL has no routes: the route is the method
+// and the raw path. It panics if h is nil.
+func (a *Adapter) WrapURL(h func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error)) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+	if h == nil {
+		panic("apigw: WrapURL of a nil handler")
+	}
+	return func(ctx context.Context, e events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+		r, refusal := requestURL(&e)
+		return serve(ctx, a, r, refusal, flavorURL, func(ctx context.Context) (events.LambdaFunctionURLResponse, error) { return h(ctx, e) })
+	}
+}
+
+func requestURL(e *events.LambdaFunctionURLRequest) (*Request, *Problem) {
+	method := strings.ToUpper(e.RequestContext.HTTP.Method)
+	path := e.RawPath
+	if path == "" {
+		path = e.RequestContext.HTTP.Path
+	}
+	r := &Request{
+		Method:    method,
+		Route:     method + " " + path,
+		Path:      path,
+		Query:     parseQuery(e.RawQueryString, e.QueryStringParameters),
+		Header:    mergeHeaders(e.Headers, nil),
+		Principal: principalURL(&e.RequestContext),
+		Event:     e,
+	}
+	return r, r.setBody(e.Body, e.IsBase64Encoded)
+}
+
+var flavorURL = flavor[events.LambdaFunctionURLResponse]{
+	toResponse: func(r events.LambdaFunctionURLResponse) response {
+		return response{Status: r.StatusCode, Header: mergeHeaders(r.Headers, nil), Body: r.Body, Base64: r.IsBase64Encoded}
+	},
+	fromResponse: func(r response) events.LambdaFunctionURLResponse {
+		return events.LambdaFunctionURLResponse{StatusCode: r.Status, Headers: single(r.Header), Body: r.Body, IsBase64Encoded: r.Base64}
+	},
+}

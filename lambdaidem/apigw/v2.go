@@ -1,0 +1,78 @@
+package apigw
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// WrapV2 returns h, an HTTP API (payload format 2.0) handler, made
+// idempotent, with h's own signature. It panics if h is nil.
+func (a *Adapter) WrapV2(h func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	if h == nil {
+		panic("apigw: WrapV2 of a nil handler")
+	}
+	return func(ctx context.Context, e events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		r, refusal := requestV2(&e)
+		return serve(ctx, a, r, refusal, flavorV2, func(ctx context.Context) (events.APIGatewayV2HTTPResponse, error) { return h(ctx, e) })
+	}
+}
+
+func requestV2(e *events.APIGatewayV2HTTPRequest) (*Request, *Problem) {
+	method := strings.ToUpper(e.RequestContext.HTTP.Method)
+	path := e.RawPath
+	if path == "" {
+		path = e.RequestContext.HTTP.Path
+	}
+	route := e.RouteKey
+	if route == "" || route == "$default" {
+		route = method + " " + path
+	}
+	r := &Request{
+		Method:         method,
+		Route:          route,
+		Path:           path,
+		PathParameters: e.PathParameters,
+		Query:          parseQuery(e.RawQueryString, e.QueryStringParameters),
+		Header:         mergeHeaders(e.Headers, nil),
+		Principal:      principalV2(&e.RequestContext),
+		Event:          e,
+	}
+	return r, r.setBody(e.Body, e.IsBase64Encoded)
+}
+
+var flavorV2 = flavor[events.APIGatewayV2HTTPResponse]{
+	toResponse: func(r events.APIGatewayV2HTTPResponse) response {
+		return response{Status: r.StatusCode, Header: mergeHeaders(r.Headers, r.MultiValueHeaders), Body: r.Body, Base64: r.IsBase64Encoded}
+	},
+	fromResponse: func(r response) events.APIGatewayV2HTTPResponse {
+		return events.APIGatewayV2HTTPResponse{StatusCode: r.Status, Headers: single(r.Header), Body: r.Body, IsBase64Encoded: r.Base64}
+	},
+}
+
+// parseQuery reads a raw query string, or, if it does not parse, the
+// event's parsed parameters.
+func parseQuery(raw string, parsed map[string]string) url.Values {
+	if q, err := url.ParseQuery(raw); err == nil {
+		return q
+	}
+	q := url.Values{}
+	for k, v := range parsed {
+		q.Set(k, v)
+	}
+	return q
+}
+
+// setBody decodes an event's body into r, or returns the problem that
+// refuses a body that does not decode.
+func (r *Request) setBody(body string, isBase64 bool) *Problem {
+	b, err := decodeBody(body, isBase64)
+	if err != nil {
+		return problem(http.StatusBadRequest, ProblemMalformedRequest, "Malformed request", "the body is marked base64 but does not decode")
+	}
+	r.Body = b
+	return nil
+}
