@@ -5,7 +5,7 @@ GO      ?= go
 ARCHES  ?= arm64 amd64
 EXAMPLES = api-gateway sqs
 
-.PHONY: all test fmt-check vet unit cdk-test build run synth deploy clean
+.PHONY: all test fmt-check vet unit cdk-test build synth deploy clean
 
 all: test
 
@@ -34,6 +34,16 @@ build:
 	    -o build/$$ex/$$arch/bootstrap ./examples/$$ex || exit 1; \
 	  $(GO) run ./internal/tools/zipit -o build/$$ex-$$arch.zip build/$$ex/$$arch/bootstrap || exit 1; \
 	done; done
+
+## synth: both CloudFormation templates in cdk/cdk.out, without AWS credentials or the CDK CLI
+synth: build
+	cd cdk && $(GO) run . -o cdk.out
+	@ls cdk/cdk.out/*.template.json
+
+## deploy: a real deployment (needs AWS credentials; see cdk/README.md)
+CDK_CLI ?= npx --yes aws-cdk@2.1148.1
+deploy: build
+	cd cdk && $(CDK_CLI) deploy --all
 
 clean:
 	rm -rf build cdk/cdk.out
