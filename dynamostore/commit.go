@@ -1,0 +1,120 @@
+package dynamostore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// Commit writes the completed record. Without staged effects it is one
+// conditional PutItem; with effects it is one TransactWriteItems whose
+// first item is the record's Put and whose other items are the effects in
+// the order they were staged, so the record and the business writes are
+// written together or not at all.
+//
+// The record's condition is the fence (the record is in progress or
+// unknown and owned by c.Token) or, when c.Claim is set (optimistic mode),
+// the claim condition: absent, expired, or in progress with a lapsed lease.
+// A failed record condition returns the current record and false: from the
+// ALL_OLD item DynamoDB returns with the failure, or else from a strongly
+// consistent GetItem. A commit whose response was lost and whose retry
+// fails its condition therefore reports the record completed with c.Token,
+// which the core recognizes as its own success; within DynamoDB's 10-minute
+// window the transaction's ClientRequestToken makes such a retry succeed
+// outright.
+//
+// The effects are checked before anything is sent (at most [MaxEffects],
+// none on the record's own item, at most [MaxTransactionSize] bytes, each a
+// types.TransactWriteItem as [Put], [Update], [Delete] and
+// [ConditionCheck] stage them); a violation is an error matching
+// lambdaidem.ErrEffectRejected and [ErrInvalidEffect]. A failed business
+// condition is a [*ConditionFailedError]. A transaction cancelled by a
+// TransactionConflict is retried with backoff (Options.ConflictRetries),
+// then fails with an error matching lambdaidem.ErrInProgress.
+func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
+	item := s.codec.completed(c)
+	var e expr
+	cond := s.commitCondition(&e, c)
+	if len(c.Effects) == 0 {
+		_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                           aws.String(s.table),
+			Item:                                item,
+			ConditionExpression:                 aws.String(cond),
+			ExpressionAttributeNames:            e.names,
+			ExpressionAttributeValues:           e.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		if err != nil {
+			return s.refused(ctx, "commit", c.Key, err)
+		}
+		return s.written(item)
+	}
+	effects, actions, err := s.effectItems(c.Key, c.Effects, mapSize(item))
+	if err != nil {
+		return lambdaidem.Record{}, false, err
+	}
+	record := types.TransactWriteItem{Put: &types.Put{
+		TableName:                           aws.String(s.table),
+		Item:                                item,
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            e.names,
+		ExpressionAttributeValues:           e.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}
+	in := &dynamodb.TransactWriteItemsInput{
+		TransactItems:      append([]types.TransactWriteItem{record}, effects...),
+		ClientRequestToken: aws.String(s.requestToken(c)),
+	}
+	if err := s.transact(ctx, in, actions); err != nil {
+		if rf, ok := err.(recordRefused); ok {
+			rec, err := s.current(ctx, "commit", c.Key, rf.old)
+			return rec, false, err
+		}
+		return lambdaidem.Record{}, false, err
+	}
+	return s.written(item)
+}
+
+// commitCondition is the record condition of commit c.
+func (s *Store) commitCondition(e *expr, c lambdaidem.Commit) string {
+	o := &s.opts
+	inProgress := e.v(str(string(lambdaidem.StatusInProgress)))
+	if c.Claim {
+		return "attribute_not_exists(" + e.n(o.KeyAttr) + ") OR " +
+			e.n(o.ExpirationAttr) + " < " + e.v(num(ceilSec(c.Now))) + " OR (" +
+			e.n(o.StatusAttr) + " = " + inProgress + " AND " +
+			e.n(o.InProgressExpirationAttr) + " < " + e.v(num(ceilMilli(c.Now))) + ")"
+	}
+	return e.n(o.AttemptAttr) + " = " + e.v(str(c.Token)) + " AND " +
+		e.n(o.StatusAttr) + " IN (" + inProgress + ", " + e.v(str(string(lambdaidem.StatusUnknown))) + ")"
+}
+
+// requestToken is the commit's ClientRequestToken (at most 36 characters):
+// a hash of the table, the record key, the attempt token and the commit
+// time. The SDK's retries of one request send the same token, so DynamoDB
+// answers a retry of a transaction that succeeded with success; a later
+// commit by the same attempt (a new time) gets a new token.
+func (s *Store) requestToken(c lambdaidem.Commit) string {
+	h := sha256.New()
+	for _, part := range []string{s.table, c.Key, s.opts.SortKeyValue, c.Token, strconv.FormatInt(c.Now.UnixNano(), 10)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:36]
+}
+
+// written is the record a successful write of item left.
+func (s *Store) written(item map[string]types.AttributeValue) (lambdaidem.Record, bool, error) {
+	rec, err := s.codec.decode(item)
+	if err != nil {
+		return lambdaidem.Record{}, false, wrapErr("commit", err)
+	}
+	return rec, true, nil
+}

@@ -1,0 +1,144 @@
+package dynamostore
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Options configure a [Store]. The zero value is valid: every field left
+// zero takes the default documented on it. The attribute name defaults
+// match the table schema of Powertools for AWS Lambda's DynamoDB
+// persistence layer, so a table created for Powertools can be reused.
+type Options struct {
+	// KeyAttr is the partition key attribute (type S); it holds the record
+	// key "<namespace>#<hash>". Default "id".
+	KeyAttr string
+
+	// SortKeyAttr is the sort key attribute (type S) for a table that has
+	// one, as in a single-table design. Default "": the table has no sort
+	// key.
+	SortKeyAttr string
+
+	// SortKeyValue is the static value every record carries in SortKeyAttr.
+	// Required when SortKeyAttr is set; ignored otherwise.
+	SortKeyValue string
+
+	// StatusAttr holds the record's state: INPROGRESS, COMPLETED or UNKNOWN.
+	// Default "status".
+	StatusAttr string
+
+	// ExpirationAttr holds when the record is forgotten, as a Number of Unix
+	// seconds. Make it the table's TTL attribute. Default "expiration".
+	ExpirationAttr string
+
+	// InProgressExpirationAttr holds the end of the current owner's lease,
+	// as a Number of Unix milliseconds. Default "in_progress_expiration".
+	InProgressExpirationAttr string
+
+	// ValidationAttr holds the request fingerprint. Default "validation".
+	ValidationAttr string
+
+	// DataAttr holds the stored outcome, a String (the outcome is JSON).
+	// Default "data".
+	DataAttr string
+
+	// AttemptAttr holds the current owner's attempt token, on which every
+	// later write is fenced. Default "attempt".
+	AttemptAttr string
+
+	// AttemptsAttr holds how many claims the operation has seen, a Number.
+	// Default "attempts".
+	AttemptsAttr string
+
+	// CreatedAtAttr holds when the record was first claimed, a Number of
+	// Unix milliseconds. Default "created_at".
+	CreatedAtAttr string
+
+	// CompletedAtAttr holds when the outcome was committed, a Number of Unix
+	// milliseconds. Default "completed_at".
+	CompletedAtAttr string
+
+	// ConflictRetries is how many times a commit is sent again after
+	// DynamoDB cancels its transaction for a TransactionConflict (another
+	// transaction was writing one of its items). After the last retry, or
+	// when the context's deadline would pass first, the commit fails with
+	// an error matching lambdaidem.ErrInProgress. Default 4; a negative
+	// value disables the retries.
+	ConflictRetries int
+
+	// ConflictBackoff is the wait before the first conflict retry; it
+	// doubles for each further retry, with full jitter. Default 25ms.
+	ConflictBackoff time.Duration
+
+	// ConflictMaxBackoff caps the wait between conflict retries. Default
+	// 400ms.
+	ConflictMaxBackoff time.Duration
+}
+
+func (o *Options) setDefaults() error {
+	names := o.attrNames()
+	defaults := []string{"id", "", "status", "expiration", "in_progress_expiration", "validation", "data", "attempt", "attempts", "created_at", "completed_at"}
+	for i, p := range names {
+		if *p.v == "" {
+			*p.v = defaults[i]
+		}
+	}
+	seen := make(map[string]string, len(names))
+	for _, p := range names {
+		if *p.v == "" {
+			continue // only the optional sort key may stay empty
+		}
+		if other, dup := seen[*p.v]; dup {
+			return fmt.Errorf("dynamostore: %s and %s are both %q", other, p.name, *p.v)
+		}
+		seen[*p.v] = p.name
+	}
+	if o.SortKeyAttr != "" && o.SortKeyValue == "" {
+		return errors.New("dynamostore: SortKeyValue is required when SortKeyAttr is set")
+	}
+	if o.SortKeyAttr == "" {
+		o.SortKeyValue = ""
+	}
+	if o.ConflictRetries == 0 {
+		o.ConflictRetries = 4
+	}
+	if o.ConflictRetries < 0 {
+		o.ConflictRetries = 0
+	}
+	if o.ConflictBackoff < 0 || o.ConflictMaxBackoff < 0 {
+		return errors.New("dynamostore: ConflictBackoff and ConflictMaxBackoff must not be negative")
+	}
+	if o.ConflictBackoff == 0 {
+		o.ConflictBackoff = 25 * time.Millisecond
+	}
+	if o.ConflictMaxBackoff == 0 {
+		o.ConflictMaxBackoff = 400 * time.Millisecond
+	}
+	if o.ConflictMaxBackoff < o.ConflictBackoff {
+		return fmt.Errorf("dynamostore: ConflictMaxBackoff %v is shorter than ConflictBackoff %v", o.ConflictMaxBackoff, o.ConflictBackoff)
+	}
+	return nil
+}
+
+type namedAttr struct {
+	name string
+	v    *string
+}
+
+// attrNames lists the attribute name fields in the order of their defaults.
+func (o *Options) attrNames() []namedAttr {
+	return []namedAttr{
+		{"KeyAttr", &o.KeyAttr},
+		{"SortKeyAttr", &o.SortKeyAttr},
+		{"StatusAttr", &o.StatusAttr},
+		{"ExpirationAttr", &o.ExpirationAttr},
+		{"InProgressExpirationAttr", &o.InProgressExpirationAttr},
+		{"ValidationAttr", &o.ValidationAttr},
+		{"DataAttr", &o.DataAttr},
+		{"AttemptAttr", &o.AttemptAttr},
+		{"AttemptsAttr", &o.AttemptsAttr},
+		{"CreatedAtAttr", &o.CreatedAtAttr},
+		{"CompletedAtAttr", &o.CompletedAtAttr},
+	}
+}

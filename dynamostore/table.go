@@ -1,0 +1,112 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// TableAPI is the part of the DynamoDB API [CreateTable] calls;
+// *dynamodb.Client satisfies it.
+type TableAPI interface {
+	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+}
+
+// CreateTable creates an idempotency table for tests, demos and LocalStack:
+// on-demand billing (PAY_PER_REQUEST), the key schema the same options give
+// [New] (KeyAttr, and SortKeyAttr if set, both strings), and TTL enabled on
+// ExpirationAttr. It waits, polling DescribeTable, until the table is
+// ACTIVE or ctx ends. Production tables belong in infrastructure code (see
+// the cdk module).
+//
+// An endpoint that does not implement UpdateTimeToLive (the minidyn
+// emulator answers it with a body that is not a DynamoDB error; others with
+// UnknownOperationException) gets a table without TTL and no error: the
+// store never relies on TTL deletion, it treats expired records as absent.
+// A table that exists already is an error (ResourceInUseException).
+func CreateTable(ctx context.Context, client TableAPI, table string, optFns ...func(*Options)) error {
+	if client == nil || table == "" {
+		return errors.New("dynamostore: CreateTable needs a client and a table name")
+	}
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if err := o.setDefaults(); err != nil {
+		return err
+	}
+	in := &dynamodb.CreateTableInput{
+		TableName:   aws.String(table),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(o.KeyAttr), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(o.KeyAttr), KeyType: types.KeyTypeHash},
+		},
+	}
+	if o.SortKeyAttr != "" {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(o.SortKeyAttr), AttributeType: types.ScalarAttributeTypeS})
+		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(o.SortKeyAttr), KeyType: types.KeyTypeRange})
+	}
+	if _, err := client.CreateTable(ctx, in); err != nil {
+		return fmt.Errorf("dynamostore: create table %s: %w", table, err)
+	}
+	if err := waitActive(ctx, client, table); err != nil {
+		return err
+	}
+	_, err := client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String(o.ExpirationAttr),
+			Enabled:       aws.Bool(true),
+		},
+	})
+	if err != nil && !unsupportedOperation(err) {
+		return fmt.Errorf("dynamostore: enable TTL on %s.%s: %w", table, o.ExpirationAttr, err)
+	}
+	return nil
+}
+
+// waitActive polls DescribeTable until the table is ACTIVE.
+func waitActive(ctx context.Context, client TableAPI, table string) error {
+	delay := 20 * time.Millisecond
+	for {
+		out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		if err != nil {
+			return fmt.Errorf("dynamostore: describe table %s: %w", table, err)
+		}
+		if out.Table != nil && out.Table.TableStatus == types.TableStatusActive {
+			return nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("dynamostore: table %s is not active: %w", table, ctx.Err())
+		case <-t.C:
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// unsupportedOperation reports whether err says the endpoint does not
+// implement the operation: an UnknownOperationException, or a client error
+// whose body is not in DynamoDB's protocol at all.
+func unsupportedOperation(err error) bool {
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() == "UnknownOperationException" {
+		return true
+	}
+	var de *smithy.DeserializationError
+	var status interface{ HTTPStatusCode() int }
+	return errors.As(err, &de) && errors.As(err, &status) && status.HTTPStatusCode() >= 400 && status.HTTPStatusCode() < 500
+}

@@ -1,0 +1,118 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// recordRefused reports that the record's own condition (transaction item
+// 0) failed; old is the item DynamoDB returned with the failure, if any.
+type recordRefused struct{ old map[string]types.AttributeValue }
+
+func (recordRefused) Error() string { return "dynamostore: record condition failed" }
+
+// transact sends the commit transaction in, retrying it after a
+// TransactionConflict. It reads the cancellation reasons by index: item 0
+// is the record, item i > 0 is the effect actions[i-1].
+func (s *Store) transact(ctx context.Context, in *dynamodb.TransactWriteItemsInput, actions []action) error {
+	for retry := 0; ; retry++ {
+		_, err := s.client.TransactWriteItems(ctx, in)
+		if err == nil {
+			return nil
+		}
+		conflict, err := s.cancelled(err, actions)
+		if !conflict {
+			return err
+		}
+		if retry >= s.opts.ConflictRetries || !s.sleep(ctx, retry) {
+			return fmt.Errorf("dynamostore: commit: %w: transaction conflict after %d tries: %w", lambdaidem.ErrInProgress, retry+1, err)
+		}
+	}
+}
+
+// cancelled classifies the error of a commit transaction. It reports a
+// conflict worth retrying, or the error the commit ends with.
+func (s *Store) cancelled(err error, actions []action) (conflict bool, _ error) {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		var api smithy.APIError
+		if errors.As(err, &api) {
+			switch api.ErrorCode() {
+			case "TransactionInProgressException":
+				// The SDK retried a transaction DynamoDB is still running.
+				return true, err
+			case "ValidationException":
+				// The record write is well formed; what DynamoDB refused is the
+				// staged writes (two writes on one item, a bad expression).
+				return false, fmt.Errorf("dynamostore: commit: %w: %w", lambdaidem.ErrEffectRejected, err)
+			}
+		}
+		return false, wrapErr("commit", err)
+	}
+	reasons := tce.CancellationReasons
+	if len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
+		return false, recordRefused{old: reasons[0].Item}
+	}
+	var busy bool
+	for i, r := range reasons {
+		code := aws.ToString(r.Code)
+		switch code {
+		case "", "None":
+			continue
+		case "TransactionConflict":
+			conflict = true
+			continue
+		case "ThrottlingError", "ProvisionedThroughputExceeded", "ThrottlingException", "ProvisionedThroughputExceededException":
+			busy = true
+			continue
+		}
+		if i == 0 || i > len(actions) {
+			return false, wrapErr("commit", err)
+		}
+		a := actions[i-1]
+		if code == "ConditionalCheckFailed" {
+			return false, &ConditionFailedError{Index: i - 1, Action: a.name, Table: a.table, Key: a.key, Item: r.Item, Message: aws.ToString(r.Message)}
+		}
+		return false, fmt.Errorf("dynamostore: commit: %w: staged %s %d on table %s: %s: %s",
+			lambdaidem.ErrEffectRejected, a.name, i-1, a.table, code, aws.ToString(r.Message))
+	}
+	switch {
+	case busy:
+		return false, fmt.Errorf("dynamostore: commit: %w: %w", lambdaidem.ErrStoreUnavailable, err)
+	case conflict:
+		return true, err
+	}
+	return false, wrapErr("commit", err)
+}
+
+// sleep waits before conflict retry number retry+1: exponential backoff
+// with full jitter. It reports false, without waiting, when the context
+// would end first.
+func (s *Store) sleep(ctx context.Context, retry int) bool {
+	limit := s.opts.ConflictMaxBackoff
+	if retry < 30 {
+		limit = min(limit, s.opts.ConflictBackoff<<retry)
+	}
+	d := time.Duration(rand.Int64N(int64(limit) + 1))
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,48 @@
+// Package ddbtest is the DynamoDB test endpoint of this repository: the
+// in-process minidyn emulator (github.com/truora/minidyn/server) served over
+// loopback HTTP, behind a [Proxy] that makes it behave like DynamoDB where
+// the emulator departs from it, counts calls, adds latency and injects
+// faults. Tests, benchmarks and end-to-end suites reach it with the real
+// AWS SDK through [NewClient].
+//
+// The two-minute version:
+//
+//	ep := ddbtest.Start(t)                  // emulator + proxy, or $AWS_ENDPOINT_URL_DYNAMODB
+//	client := ep.Client()                   // *dynamodb.Client with explicit options
+//	table := ddbtest.TableName(t, "idem")   // unique per test
+//	p := ep.RequireProxy(t)                 // skips the test on an external endpoint
+//	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Fault: ddbtest.LostResponse, Times: 1})
+//	... run the code under test ...
+//	t.Log(p.Calls())                        // calls by operation, SDK retries included
+//
+// # Fidelity
+//
+// minidyn v0.8.2 departs from DynamoDB in ways that matter to an
+// idempotency store. Unless told otherwise (see [Departures]) the proxy
+// corrects each of them:
+//
+//   - ReturnValuesOnConditionCheckFailure=ALL_OLD: the emulator returns no
+//     old item for a failed PutItem or DeleteItem, nor in the cancellation
+//     reason of a transaction's Put or Delete. The proxy reads the item
+//     before applying the request and attaches it, as DynamoDB does.
+//   - ClientRequestToken: the emulator ignores it, so a TransactWriteItems
+//     replayed after a lost response is cancelled instead of succeeding. The
+//     proxy remembers successful tokens for 10 minutes and answers an
+//     identical replay with success, and a different request with the same
+//     token with IdempotentParameterMismatchException.
+//   - PutItem returns the new item as Attributes; DynamoDB returns nothing
+//     (or the old item for ReturnValues=ALL_OLD). The proxy fixes it.
+//   - UpdateTimeToLive and DescribeTimeToLive are not implemented; the proxy
+//     records the setting and answers them. (Expired items are never
+//     deleted, by the emulator or the proxy: DynamoDB too deletes them late.)
+//
+// The proxy serializes requests: the old-item read and the request it
+// belongs to must not interleave with another write.
+//
+// # External endpoints
+//
+// When AWS_ENDPOINT_URL_DYNAMODB is set, [Start] uses that endpoint
+// (LocalStack, DynamoDB Local, real AWS) with no proxy in front: tests that
+// need the proxy (faults, call counts, departures) call
+// [Endpoint.RequireProxy], which skips them with a message saying why.
+package ddbtest

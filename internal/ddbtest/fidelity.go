@@ -1,0 +1,265 @@
+package ddbtest
+
+import (
+	"net/http"
+	"time"
+)
+
+// OldItems says what the proxy does with the old item of a failed
+// condition that asked for it (ReturnValuesOnConditionCheckFailure=ALL_OLD).
+type OldItems int
+
+const (
+	// OldItemsLikeDynamoDB attaches the item as it was before the request,
+	// when it existed, to a ConditionalCheckFailedException of PutItem,
+	// UpdateItem and DeleteItem and to the transaction cancellation reason of
+	// the failed action; an action that did not ask gets none.
+	OldItemsLikeDynamoDB OldItems = iota
+	// OldItemsLikeEmulator passes the emulator's answer through: minidyn
+	// returns the old item for UpdateItem and for a transaction's Update and
+	// ConditionCheck, never for PutItem, DeleteItem or a transaction's Put or
+	// Delete.
+	OldItemsLikeEmulator
+	// OldItemsNever strips every old item, as an endpoint that ignores
+	// ALL_OLD would: code under test must fall back to reading the item.
+	OldItemsNever
+)
+
+// Departures lists the emulator departures from DynamoDB that the proxy
+// lets through. The zero value lets none through: the proxy behaves like
+// DynamoDB. Each field switches one correction off, so that tests can
+// exercise both behaviours.
+type Departures struct {
+	// OldItems chooses the behaviour of ALL_OLD on a failed condition.
+	OldItems OldItems
+	// TokenReplayCancelled keeps the emulator's handling of a
+	// TransactWriteItems replayed with the ClientRequestToken of one that
+	// succeeded: it runs again (and is usually cancelled). DynamoDB answers
+	// an identical replay within 10 minutes with success and writes
+	// nothing.
+	TokenReplayCancelled bool
+	// PutItemAttributes keeps the new item the emulator returns as the
+	// Attributes of every PutItem. DynamoDB returns no Attributes, or the
+	// old item when ReturnValues is ALL_OLD.
+	PutItemAttributes bool
+	// NoTimeToLive passes UpdateTimeToLive and DescribeTimeToLive to the
+	// emulator, which does not implement them.
+	NoTimeToLive bool
+}
+
+// Emulator returns the Departures that let every departure through: the
+// emulator's own behaviour.
+func Emulator() Departures {
+	return Departures{OldItems: OldItemsLikeEmulator, TokenReplayCancelled: true, PutItemAttributes: true, NoTimeToLive: true}
+}
+
+// tokenWindow is how long DynamoDB remembers a ClientRequestToken.
+const tokenWindow = 10 * time.Minute
+
+type tokenUse struct {
+	request string // the canonical request
+	at      time.Time
+}
+
+type ttlSetting struct {
+	attr    string
+	enabled bool
+}
+
+// serve applies one request, correcting the departures dep does not keep.
+func (p *Proxy) serve(dep Departures, op string, header http.Header, body []byte) response {
+	switch op {
+	case "PutItem", "UpdateItem", "DeleteItem":
+		return p.single(dep, op, header, body)
+	case "TransactWriteItems":
+		return p.transact(dep, header, body)
+	case "UpdateTimeToLive", "DescribeTimeToLive":
+		if !dep.NoTimeToLive {
+			return p.timeToLive(op, body)
+		}
+	}
+	return p.call(op, header, body)
+}
+
+// single serves PutItem, UpdateItem and DeleteItem.
+func (p *Proxy) single(dep Departures, op string, header http.Header, body []byte) response {
+	in, err := object(body)
+	if err != nil {
+		return p.call(op, header, body)
+	}
+	wantOld := text(in["ReturnValuesOnConditionCheckFailure"]) == "ALL_OLD"
+	putOld := op == "PutItem" && text(in["ReturnValues"]) == "ALL_OLD"
+	var old []byte
+	if (wantOld && dep.OldItems == OldItemsLikeDynamoDB) || (putOld && !dep.PutItemAttributes) {
+		old = p.oldItem(op, in)
+	}
+	resp := p.call(op, header, body)
+	switch {
+	case resp.status == http.StatusBadRequest && errorType(resp.body) == "ConditionalCheckFailedException":
+		resp.body = edit(resp.body, func(m map[string][]byte) { fixOld(dep, m, wantOld, old) })
+	case resp.status == http.StatusOK && op == "PutItem" && !dep.PutItemAttributes:
+		resp.body = edit(resp.body, func(m map[string][]byte) {
+			delete(m, "Attributes")
+			if putOld && old != nil {
+				m["Attributes"] = old
+			}
+		})
+	}
+	return resp
+}
+
+// fixOld sets the Item of a failed condition as dep says.
+func fixOld(dep Departures, m map[string][]byte, wantOld bool, old []byte) {
+	switch dep.OldItems {
+	case OldItemsLikeDynamoDB:
+		delete(m, "Item")
+		if wantOld && old != nil {
+			m["Item"] = old
+		}
+	case OldItemsNever:
+		delete(m, "Item")
+	}
+}
+
+// transact serves TransactWriteItems.
+func (p *Proxy) transact(dep Departures, header http.Header, body []byte) response {
+	in, err := object(body)
+	if err != nil {
+		return p.call("TransactWriteItems", header, body)
+	}
+	token := text(in["ClientRequestToken"])
+	canon := canonical(body)
+	if token != "" && !dep.TokenReplayCancelled {
+		if resp, done := p.replayed(token, canon); done {
+			return resp
+		}
+	}
+	items := list(in["TransactItems"])
+	wantOld := make([]bool, len(items))
+	olds := make([][]byte, len(items))
+	for i, raw := range items {
+		op, action := transactAction(raw)
+		wantOld[i] = text(action["ReturnValuesOnConditionCheckFailure"]) == "ALL_OLD"
+		if wantOld[i] && dep.OldItems == OldItemsLikeDynamoDB {
+			olds[i] = p.oldItem(op, action)
+		}
+	}
+	resp := p.call("TransactWriteItems", header, body)
+	switch {
+	case resp.status == http.StatusOK && token != "" && !dep.TokenReplayCancelled:
+		p.mu.Lock()
+		p.tokens[token] = tokenUse{request: canon, at: p.now()}
+		p.mu.Unlock()
+	case resp.status == http.StatusBadRequest && errorType(resp.body) == "TransactionCanceledException":
+		resp.body = edit(resp.body, func(m map[string][]byte) {
+			reasons := list(m["CancellationReasons"])
+			for i, raw := range reasons {
+				if i >= len(items) {
+					break
+				}
+				reasons[i] = edit(raw, func(r map[string][]byte) {
+					if text(r["Code"]) == "ConditionalCheckFailed" {
+						fixOld(dep, r, wantOld[i], olds[i])
+					}
+				})
+			}
+			m["CancellationReasons"] = marshal(reasons)
+		})
+	}
+	return resp
+}
+
+// replayed answers a TransactWriteItems whose ClientRequestToken succeeded
+// within the last 10 minutes, as DynamoDB does.
+func (p *Proxy) replayed(token, canon string) (response, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	use, ok := p.tokens[token]
+	if !ok {
+		return response{}, false
+	}
+	if p.now().Sub(use.at) >= tokenWindow {
+		delete(p.tokens, token)
+		return response{}, false
+	}
+	if use.request != canon {
+		return errorResponse(http.StatusBadRequest, "IdempotentParameterMismatchException",
+			"The request uses the same client token as a previous, but non-identical request."), true
+	}
+	return response{status: http.StatusOK, header: jsonHeader(), body: []byte("{}")}, true
+}
+
+// oldItem reads, from the emulator, the item a PutItem, UpdateItem,
+// DeleteItem or ConditionCheck (in is its input object) addresses. It
+// returns nil if there is none.
+func (p *Proxy) oldItem(op string, in map[string][]byte) []byte {
+	table := in["TableName"]
+	key := in["Key"]
+	if op == "PutItem" || op == "Put" {
+		key = p.keyOf(text(table), in["Item"])
+	}
+	if key == nil {
+		return nil
+	}
+	resp := p.call("GetItem", nil, marshal(map[string]any{"TableName": rawJSON(table), "Key": rawJSON(key), "ConsistentRead": true}))
+	if resp.status != http.StatusOK {
+		return nil
+	}
+	out, err := object(resp.body)
+	if err != nil || len(out["Item"]) == 0 || string(out["Item"]) == "{}" || string(out["Item"]) == "null" {
+		return nil
+	}
+	return out["Item"]
+}
+
+// keyOf picks the key attributes of table out of item.
+func (p *Proxy) keyOf(table string, item []byte) []byte {
+	resp := p.call("DescribeTable", nil, marshal(map[string]string{"TableName": table}))
+	var out struct {
+		Table struct {
+			KeySchema []struct{ AttributeName string }
+		}
+	}
+	attrs, err := object(item)
+	if resp.status != http.StatusOK || unmarshal(resp.body, &out) != nil || err != nil {
+		return nil
+	}
+	key := map[string]rawJSON{}
+	for _, k := range out.Table.KeySchema {
+		v, ok := attrs[k.AttributeName]
+		if !ok {
+			return nil
+		}
+		key[k.AttributeName] = v
+	}
+	return marshal(key)
+}
+
+// timeToLive answers UpdateTimeToLive and DescribeTimeToLive.
+func (p *Proxy) timeToLive(op string, body []byte) response {
+	var in struct {
+		TableName               string
+		TimeToLiveSpecification struct {
+			AttributeName string
+			Enabled       bool
+		}
+	}
+	if err := unmarshal(body, &in); err != nil {
+		return errorResponse(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	if resp := p.call("DescribeTable", nil, marshal(map[string]string{"TableName": in.TableName})); resp.status != http.StatusOK {
+		return resp
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if op == "UpdateTimeToLive" {
+		spec := in.TimeToLiveSpecification
+		p.ttl[in.TableName] = ttlSetting{attr: spec.AttributeName, enabled: spec.Enabled}
+		return response{status: http.StatusOK, header: jsonHeader(), body: marshal(map[string]any{"TimeToLiveSpecification": spec})}
+	}
+	desc := map[string]string{"TimeToLiveStatus": "DISABLED"}
+	if s := p.ttl[in.TableName]; s.enabled {
+		desc = map[string]string{"TimeToLiveStatus": "ENABLED", "AttributeName": s.attr}
+	}
+	return response{status: http.StatusOK, header: jsonHeader(), body: marshal(map[string]any{"TimeToLiveDescription": desc})}
+}

@@ -1,0 +1,274 @@
+package ddbtest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+)
+
+// failingWrite performs one write on item "x" (which holds v=old) whose
+// condition fails, asking for the old item, and returns the old item the
+// endpoint sent back.
+type failingWrite func(c *dynamodb.Client, table string) (map[string]types.AttributeValue, error)
+
+const failCond = "attribute_not_exists(pk)"
+
+var failingWrites = map[string]failingWrite{
+	"PutItem": func(c *dynamodb.Client, table string) (map[string]types.AttributeValue, error) {
+		_, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("x", "new"),
+			ConditionExpression: aws.String(failCond), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+		return ccfItem(err)
+	},
+	"UpdateItem": func(c *dynamodb.Client, table string) (map[string]types.AttributeValue, error) {
+		_, err := c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: key("x"),
+			UpdateExpression: aws.String("SET v = :n"), ExpressionAttributeValues: map[string]types.AttributeValue{":n": s("new")},
+			ConditionExpression: aws.String(failCond), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+		return ccfItem(err)
+	},
+	"DeleteItem": func(c *dynamodb.Client, table string) (map[string]types.AttributeValue, error) {
+		_, err := c.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: key("x"),
+			ConditionExpression: aws.String(failCond), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+		return ccfItem(err)
+	},
+	"TransactPut": transactFailing(func(table string) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: item("x", "new"),
+			ConditionExpression: aws.String(failCond), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	}),
+	"TransactUpdate": transactFailing(func(table string) types.TransactWriteItem {
+		return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(table), Key: key("x"),
+			UpdateExpression: aws.String("SET v = :n"), ExpressionAttributeValues: map[string]types.AttributeValue{":n": s("new")},
+			ConditionExpression: aws.String(failCond), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	}),
+	"TransactDelete": transactFailing(func(table string) types.TransactWriteItem {
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(table), Key: key("x"),
+			ConditionExpression: aws.String(failCond), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	}),
+	"TransactConditionCheck": transactFailing(func(table string) types.TransactWriteItem {
+		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(table), Key: key("x"),
+			ConditionExpression: aws.String(failCond), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	}),
+}
+
+// transactFailing makes a transaction of a write on "other" and the
+// failing action, and returns the failing action's cancellation item.
+func transactFailing(action func(table string) types.TransactWriteItem) failingWrite {
+	return func(c *dynamodb.Client, table string) (map[string]types.AttributeValue, error) {
+		_, err := c.TransactWriteItems(context.Background(), &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Put: &types.Put{TableName: aws.String(table), Item: item("other", "new")}},
+			action(table),
+		}})
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) || len(tce.CancellationReasons) != 2 || aws.ToString(tce.CancellationReasons[1].Code) != "ConditionalCheckFailed" {
+			return nil, errors.New("want a TransactionCanceledException with reason 1 ConditionalCheckFailed, got " + errString(err))
+		}
+		return tce.CancellationReasons[1].Item, nil
+	}
+}
+
+func ccfItem(err error) (map[string]types.AttributeValue, error) {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return nil, errors.New("want a ConditionalCheckFailedException, got " + errString(err))
+	}
+	return ccf.Item, nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	return err.Error()
+}
+
+// TestOldItems shows, for each conditional write, which old item a failed
+// condition with ALL_OLD returns: always the old item like DynamoDB, only
+// where minidyn implements it when the departure is kept, never when
+// stripped (which forces callers onto their GetItem fallback).
+func TestOldItems(t *testing.T) {
+	emulatorReturnsOld := map[string]bool{"UpdateItem": true, "TransactUpdate": true, "TransactConditionCheck": true}
+	for _, mode := range []struct {
+		name string
+		mode ddbtest.OldItems
+		want func(write string) bool
+	}{
+		{"LikeDynamoDB", ddbtest.OldItemsLikeDynamoDB, func(string) bool { return true }},
+		{"LikeEmulator", ddbtest.OldItemsLikeEmulator, func(w string) bool { return emulatorReturnsOld[w] }},
+		{"Never", ddbtest.OldItemsNever, func(string) bool { return false }},
+	} {
+		for name, write := range failingWrites {
+			t.Run(mode.name+"/"+name, func(t *testing.T) {
+				ep := ddbtest.Start(t, func(o *ddbtest.ProxyOptions) { o.Departures.OldItems = mode.mode })
+				ep.RequireProxy(t)
+				c := ep.Client()
+				table := newTable(t, c)
+				put(t, c, table, item("x", "old"))
+				old, err := write(c, table)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := value(old, "v") == "old", mode.want(name); got != want {
+					t.Fatalf("old item returned = %v (%v); want %v", got, old, want)
+				}
+				if value(get(t, c, table, "x"), "v") != "old" || get(t, c, table, "other") != nil {
+					t.Fatal("a failed write changed the table")
+				}
+			})
+		}
+	}
+}
+
+// TestOldItemsOnlyWhenAsked: like DynamoDB, a failed condition that did not
+// ask for ALL_OLD gets no item, and one on an absent item gets none.
+func TestOldItemsOnlyWhenAsked(t *testing.T) {
+	ep := ddbtest.Start(t)
+	ep.RequireProxy(t)
+	c := ep.Client()
+	table := newTable(t, c)
+	put(t, c, table, item("x", "old"))
+	_, err := c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: key("x"),
+		UpdateExpression: aws.String("SET v = :n"), ExpressionAttributeValues: map[string]types.AttributeValue{":n": s("new")},
+		ConditionExpression: aws.String(failCond)})
+	if old, err := ccfItem(err); err != nil || old != nil {
+		t.Fatalf("without ALL_OLD: item %v, %v; want a failure with no item", old, err)
+	}
+	_, err = c.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: key("absent"),
+		ConditionExpression: aws.String("attribute_exists(pk)"), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	if old, err := ccfItem(err); err != nil || old != nil {
+		t.Fatalf("absent item: item %v, %v; want a failure with no item", old, err)
+	}
+}
+
+// counterTx adds 1 to the counter "n" of item "c" and puts item "p": a
+// transaction whose second run would show.
+func counterTx(table, token string) *dynamodb.TransactWriteItemsInput {
+	return &dynamodb.TransactWriteItemsInput{
+		ClientRequestToken: aws.String(token),
+		TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: aws.String(table), Key: key("c"), UpdateExpression: aws.String("ADD n :one"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}}},
+			{Put: &types.Put{TableName: aws.String(table), Item: item("p", "v"), ConditionExpression: aws.String(failCond)}},
+		},
+	}
+}
+
+func apiCode(err error) string {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode()
+	}
+	return errString(err)
+}
+
+// TestClientRequestTokenReplay: like DynamoDB, an identical transaction
+// replayed with a successful ClientRequestToken within 10 minutes succeeds
+// and writes nothing; a different one with that token is refused; after
+// the window it runs again. With the departure kept, the replay runs again
+// and is cancelled.
+func TestClientRequestTokenReplay(t *testing.T) {
+	now := time.Now()
+	ep := ddbtest.Start(t, func(o *ddbtest.ProxyOptions) { o.Now = func() time.Time { return now } })
+	p := ep.RequireProxy(t)
+	c := ep.Client()
+	table := newTable(t, c)
+	ctx := context.Background()
+
+	if _, err := c.TransactWriteItems(ctx, counterTx(table, "tok-1")); err != nil {
+		t.Fatalf("first transaction: %v", err)
+	}
+	now = now.Add(9 * time.Minute)
+	if _, err := c.TransactWriteItems(ctx, counterTx(table, "tok-1")); err != nil {
+		t.Fatalf("replay within 10 minutes: %v; want success", err)
+	}
+	if n := value(get(t, c, table, "c"), "n"); n != "1" {
+		t.Fatalf("counter after replay = %s; want 1 (the replay wrote nothing)", n)
+	}
+	other := counterTx(table, "tok-1")
+	other.TransactItems[1].Put.Item = item("p2", "v")
+	if _, err := c.TransactWriteItems(ctx, other); apiCode(err) != "IdempotentParameterMismatchException" {
+		t.Fatalf("different request, same token: %v; want IdempotentParameterMismatchException", err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := c.TransactWriteItems(ctx, counterTx(table, "tok-1")); apiCode(err) != "TransactionCanceledException" {
+		t.Fatalf("replay after 11 minutes: %v; want it to run again and be cancelled", err)
+	}
+
+	p.SetDepartures(ddbtest.Departures{TokenReplayCancelled: true})
+	if _, err := c.TransactWriteItems(ctx, counterTx(table, "tok-2")); apiCode(err) != "TransactionCanceledException" {
+		t.Fatalf("new token on existing item p: %v; want cancelled", err)
+	}
+	tx := counterTx(table, "tok-3")
+	tx.TransactItems[1].Put.Item = item("p3", "v")
+	if _, err := c.TransactWriteItems(ctx, tx); err != nil {
+		t.Fatalf("transaction: %v", err)
+	}
+	if _, err := c.TransactWriteItems(ctx, tx); apiCode(err) != "TransactionCanceledException" {
+		t.Fatalf("replay with the departure kept: %v; want the emulator's cancellation", err)
+	}
+}
+
+// TestPutItemAttributes: like DynamoDB, PutItem returns no Attributes, or
+// the old item for ReturnValues=ALL_OLD; with the departure kept, the
+// emulator's new item.
+func TestPutItemAttributes(t *testing.T) {
+	ep := ddbtest.Start(t)
+	p := ep.RequireProxy(t)
+	c := ep.Client()
+	table := newTable(t, c)
+	ctx := context.Background()
+	out, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("x", "1")})
+	if err != nil || out.Attributes != nil {
+		t.Fatalf("PutItem = %v, %v; want no Attributes", out.Attributes, err)
+	}
+	out, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("x", "2"), ReturnValues: types.ReturnValueAllOld})
+	if err != nil || value(out.Attributes, "v") != "1" {
+		t.Fatalf("PutItem ALL_OLD = %v, %v; want the old item", out.Attributes, err)
+	}
+	p.SetDepartures(ddbtest.Departures{PutItemAttributes: true})
+	out, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("x", "3")})
+	if err != nil || value(out.Attributes, "v") != "3" {
+		t.Fatalf("PutItem with the departure kept = %v, %v; want the emulator's new item", out.Attributes, err)
+	}
+}
+
+// TestTimeToLive: the proxy answers UpdateTimeToLive and
+// DescribeTimeToLive, which the emulator does not implement.
+func TestTimeToLive(t *testing.T) {
+	ep := ddbtest.Start(t)
+	p := ep.RequireProxy(t)
+	c := ep.Client()
+	table := newTable(t, c)
+	ctx := context.Background()
+	desc := func() *types.TimeToLiveDescription {
+		out, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+		if err != nil {
+			t.Fatalf("DescribeTimeToLive: %v", err)
+		}
+		return out.TimeToLiveDescription
+	}
+	if d := desc(); d.TimeToLiveStatus != types.TimeToLiveStatusDisabled {
+		t.Fatalf("before: %+v; want DISABLED", d)
+	}
+	_, err := c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String(table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("expiration"), Enabled: aws.Bool(true)}})
+	if err != nil {
+		t.Fatalf("UpdateTimeToLive: %v", err)
+	}
+	if d := desc(); d.TimeToLiveStatus != types.TimeToLiveStatusEnabled || aws.ToString(d.AttributeName) != "expiration" {
+		t.Fatalf("after: %+v; want ENABLED on expiration", d)
+	}
+	if _, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String("missing")}); apiCode(err) != "ResourceNotFoundException" {
+		t.Fatalf("TTL of a missing table: %v; want ResourceNotFoundException", err)
+	}
+	p.SetDepartures(ddbtest.Departures{NoTimeToLive: true})
+	if _, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)}); err == nil {
+		t.Fatal("with the departure kept, DescribeTimeToLive succeeded; want the emulator's refusal")
+	}
+}
