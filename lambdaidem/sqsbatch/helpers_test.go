@@ -146,7 +146,7 @@ type setup struct {
 
 func newSetup(t testing.TB, h func(context.Context, events.SQSMessage) error, storeOpts []func(*memstore.Options), optFns ...func(*sqsbatch.Options)) *setup {
 	t.Helper()
-	s := &setup{store: memstore.New(storeOpts...), clock: &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
+	s := &setup{store: memstore.New(storeOpts...), clock: &clock{now: time.Now()}}
 	var err error
 	s.guard, err = lambdaidem.New(s.store, func(o *lambdaidem.Options) { o.Now = s.clock.Now })
 	if err != nil {
@@ -173,3 +173,24 @@ func (s *setup) invoke(t testing.TB, ev events.SQSEvent) events.SQSEventResponse
 }
 
 var errDeclined = errors.New("card declined")
+
+// keyFromMessageID keys messages by their id, for tests whose bodies repeat.
+func keyFromMessageID(o *sqsbatch.Options) { o.Key = sqsbatch.KeyFromMessageID }
+
+// mustWrapRecording wraps a handler that appends each message id to order
+// as it runs, over s's guard.
+func mustWrapRecording(t testing.TB, s *setup, order *[]string) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	t.Helper()
+	var mu sync.Mutex
+	h, err := sqsbatch.Wrap(s.guard, "CreateOrder", func(ctx context.Context, m events.SQSMessage) error {
+		mu.Lock()
+		*order = append(*order, m.MessageId)
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+		return nil
+	}, func(o *sqsbatch.Options) { o.Key = sqsbatch.KeyFromJSONField("order_id") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
