@@ -1,0 +1,112 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
+)
+
+// Backend is a store under test and the means to read its tables back.
+type Backend interface {
+	// Name names the backend in reports.
+	Name() string
+	// Store is the idempotency store.
+	Store() lambdaidem.Store
+	// Stage stages the business write of one handler run, to be committed
+	// with the record: the item "effect#<key>#<run>".
+	Stage(ctx context.Context, key, run string) error
+	// LosesResponses reports whether the backend plays LostCommitResponse
+	// and LostClaimResponse itself, below the store (in the SDK's transport);
+	// otherwise the harness's wrapping store plays them.
+	LosesResponses() bool
+	// Snapshot reads every business effect and every record from the tables.
+	Snapshot(ctx context.Context) (Snapshot, error)
+	// Calls counts the store's calls by operation.
+	Calls() map[string]int
+}
+
+// Snapshot is what the tables hold after a run.
+type Snapshot struct {
+	// Effects maps a key to the runs whose business item is in the table.
+	Effects map[string][]string
+	// Records are the idempotency records, expired ones included.
+	Records []RecordState
+}
+
+// RecordState is what the checks need of one record.
+type RecordState struct {
+	Key        string
+	Status     lambdaidem.Status
+	Token      string
+	LeaseUntil time.Time
+	ExpiresAt  time.Time
+}
+
+// effectID is the business item id of one run's effect.
+func effectID(key, run string) string { return "effect#" + key + "#" + run }
+
+// parseEffectID splits an effect item id into key and run.
+func parseEffectID(id string) (key, run string, ok bool) {
+	rest, ok := strings.CutPrefix(id, "effect#")
+	if !ok {
+		return "", "", false
+	}
+	key, run, ok = strings.Cut(rest, "#")
+	return key, run, ok
+}
+
+// effectTable is the business table the handlers write to.
+const effectTable = "chaos-effects"
+
+// MemBackend is the in-memory store, with throttling and 5xx bursts played
+// by its Fault hook.
+type MemBackend struct {
+	store  *memstore.Store
+	bursts *bursts
+}
+
+// NewMemBackend returns a fresh in-memory backend. Bursts are wired by [Run].
+func NewMemBackend() *MemBackend { return &MemBackend{} }
+
+func (b *MemBackend) init(bs *bursts) {
+	b.bursts = bs
+	b.store = memstore.New(func(o *memstore.Options) {
+		o.Fault = func(op, key string) error {
+			if kind, refused := bs.take(); refused {
+				return fmt.Errorf("chaos: injected %v: %w", kind, lambdaidem.ErrStoreUnavailable)
+			}
+			return nil
+		}
+	})
+}
+
+func (b *MemBackend) Name() string            { return "memstore" }
+func (b *MemBackend) Store() lambdaidem.Store { return b.store }
+func (b *MemBackend) LosesResponses() bool    { return false }
+func (b *MemBackend) Calls() map[string]int   { return b.store.Calls() }
+
+func (b *MemBackend) Stage(ctx context.Context, key, run string) error {
+	return memstore.Stage(ctx, memstore.Put{Table: effectTable, Key: effectID(key, run), Value: []byte(run)})
+}
+
+func (b *MemBackend) Snapshot(ctx context.Context) (Snapshot, error) {
+	s := Snapshot{Effects: map[string][]string{}}
+	for id := range b.store.Items(effectTable) {
+		key, run, ok := parseEffectID(id)
+		if !ok {
+			return s, fmt.Errorf("chaos: unexpected business item %q", id)
+		}
+		s.Effects[key] = append(s.Effects[key], run)
+	}
+	for _, r := range b.store.Records() {
+		s.Records = append(s.Records, RecordState{Key: r.Key, Status: r.Status, Token: r.Token, LeaseUntil: r.LeaseUntil, ExpiresAt: r.ExpiresAt})
+	}
+	return s, nil
+}
+
+// backendInit is implemented by backends that need the run's shared bursts.
+type backendInit interface{ init(*bursts) }

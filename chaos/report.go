@@ -1,0 +1,72 @@
+package chaos
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Report is what a run saw.
+type Report struct {
+	Backend             string
+	Seed                uint64
+	Ops, Workers, Keys  int
+	Requests            int
+	Duration            time.Duration
+	Planned, Fired      map[string]int // faults by kind
+	Outcomes            map[string]int // requests by outcome class
+	RefusedCalls        int            // store calls refused by bursts
+	ClockJumps          int            // lease lapses of the shared clock
+	AbandonedClaims     int            // INPROGRESS records at quiescence
+	UnknownAtQuiescence int            // UNKNOWN records at quiescence
+	DrainRetries        int
+	DownstreamCalls     int
+	DownstreamDeduped   int
+	StoreCalls          map[string]int
+	Duplicates, Lost    int
+	Mismatched, Stuck   int
+	Violations          []string
+}
+
+// OK reports whether the run found no violation.
+func (r *Report) OK() bool { return len(r.Violations) == 0 }
+
+// String renders the figures.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "chaos run: backend %s, seed %d, %d operations, %d workers, %d keys, %v\n",
+		r.Backend, r.Seed, r.Ops, r.Workers, r.Keys, r.Duration.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  faults (fired/planned):\n")
+	for _, name := range sortedKeys(r.Planned) {
+		fmt.Fprintf(&b, "    %-22s %6d / %d\n", name, r.Fired[name], r.Planned[name])
+	}
+	fmt.Fprintf(&b, "    %-22s %6d\n", "store calls refused", r.RefusedCalls)
+	fmt.Fprintf(&b, "    %-22s %6d\n", "clock jumps", r.ClockJumps)
+	fmt.Fprintf(&b, "  outcomes:\n")
+	for _, name := range sortedKeys(r.Outcomes) {
+		fmt.Fprintf(&b, "    %-22s %6d\n", name, r.Outcomes[name])
+	}
+	fmt.Fprintf(&b, "  at quiescence: %d abandoned claims (INPROGRESS), %d UNKNOWN; drain: %d requests\n",
+		r.AbandonedClaims, r.UnknownAtQuiescence, r.DrainRetries)
+	fmt.Fprintf(&b, "  downstream: %d calls, %d deduplicated by the operation key\n", r.DownstreamCalls, r.DownstreamDeduped)
+	fmt.Fprintf(&b, "  store calls:")
+	for _, name := range sortedKeys(r.StoreCalls) {
+		fmt.Fprintf(&b, " %s=%d", name, r.StoreCalls[name])
+	}
+	fmt.Fprintf(&b, "\n  duplicates %d, lost %d, mismatched responses %d, stuck records %d\n",
+		r.Duplicates, r.Lost, r.Mismatched, r.Stuck)
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "  VIOLATION: %s\n", v)
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
