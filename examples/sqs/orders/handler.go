@@ -1,0 +1,55 @@
+package orders
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/sqsbatch"
+)
+
+// Operation is the idempotency operation name of creating an order.
+const Operation = "CreateOrder"
+
+// Handler writes orders to one table.
+type Handler struct {
+	// Table is the orders table.
+	Table string
+}
+
+// Handle processes one order message: it validates the body and stages
+// the order's Put, which dynamostore commits in one TransactWriteItems with
+// the idempotency record. It must run inside a wrapped invocation (see
+// [NewBatchHandler]); elsewhere staging fails.
+func (h Handler) Handle(ctx context.Context, m events.SQSMessage) error {
+	o, err := Parse(m.Body)
+	if err != nil {
+		return err
+	}
+	return dynamostore.Put(ctx, types.Put{
+		TableName:           aws.String(h.Table),
+		Item:                o.Item(),
+		ConditionExpression: aws.String("attribute_not_exists(id)"),
+	})
+}
+
+// Configure sets the batch options of the orders consumer: the key is the
+// body's order_id.
+func Configure(o *sqsbatch.Options) {
+	o.Key = sqsbatch.KeyFromJSONField("order_id")
+}
+
+// NewBatchHandler returns the Lambda handler of the orders consumer: h
+// made idempotent by g, one message at a time, with partial batch
+// responses. optFns adjust the options after [Configure].
+func NewBatchHandler(g *lambdaidem.Guard, h Handler, optFns ...func(*sqsbatch.Options)) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
+	if h.Table == "" {
+		return nil, errors.New("orders: Handler.Table is empty")
+	}
+	return sqsbatch.Wrap(g, Operation, h.Handle, append([]func(*sqsbatch.Options){Configure}, optFns...)...)
+}
