@@ -43,11 +43,19 @@ const (
 
 // Config is the app's configuration, read from the CDK context.
 type Config struct {
-	PaymentsZip   string
-	OrdersZip     string
-	JWTIssuer     string
-	JWTAudience   []string
-	PaymentsTTL   time.Duration
+	// PaymentsZip is the payments function's zip ([ContextPaymentsZip]).
+	PaymentsZip string
+	// OrdersZip is the orders function's zip ([ContextOrdersZip]).
+	OrdersZip string
+	// JWTIssuer is the JWT authorizer's issuer ([ContextJWTIssuer]).
+	JWTIssuer string
+	// JWTAudience is the JWT authorizer's audience ([ContextJWTAudience]).
+	JWTAudience []string
+	// PaymentsTTL is the payments retry horizon ([ContextPaymentsTTL]); zero
+	// means [DefaultPaymentsTTL].
+	PaymentsTTL time.Duration
+	// DestroyTables gives every table RemovalPolicy DESTROY
+	// ([ContextDestroyTables]).
 	DestroyTables bool
 }
 
