@@ -24,7 +24,7 @@ type TableAPI interface {
 // on-demand billing (PAY_PER_REQUEST), the key schema the same options give
 // [New] (KeyAttr, and SortKeyAttr if set, both strings), and TTL enabled on
 // ExpirationAttr. It waits, polling DescribeTable, until the table is
-// ACTIVE or ctx ends. Production tables belong in infrastructure code (see
+// ACTIVE (or, on an emulator, reports no status) or ctx ends. Production tables belong in infrastructure code (see
 // the cdk module).
 //
 // An endpoint that does not implement UpdateTimeToLive (the minidyn
@@ -76,7 +76,8 @@ func CreateTable(ctx context.Context, client TableAPI, table string, optFns ...f
 	return nil
 }
 
-// waitActive polls DescribeTable until the table is ACTIVE.
+// waitActive polls DescribeTable until the table is ACTIVE (or reports no
+// status, as the minidyn emulator does).
 func waitActive(ctx context.Context, client TableAPI, table string) error {
 	delay := 20 * time.Millisecond
 	for {
@@ -84,7 +85,8 @@ func waitActive(ctx context.Context, client TableAPI, table string) error {
 		if err != nil {
 			return fmt.Errorf("dynamostore: describe table %s: %w", table, err)
 		}
-		if out.Table != nil && out.Table.TableStatus == types.TableStatusActive {
+		// minidyn reports no status at all: its tables are ready at once.
+		if out.Table != nil && (out.Table.TableStatus == types.TableStatusActive || out.Table.TableStatus == "") {
 			return nil
 		}
 		t := time.NewTimer(delay)

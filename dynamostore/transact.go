@@ -17,7 +17,9 @@ import (
 
 // recordRefused reports that the record's own condition (transaction item
 // 0) failed; old is the item DynamoDB returned with the failure, if any.
-type recordRefused struct{ old map[string]types.AttributeValue }
+type recordRefused struct {
+	old map[string]types.AttributeValue
+}
 
 func (recordRefused) Error() string { return "dynamostore: record condition failed" }
 

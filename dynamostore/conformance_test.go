@@ -1,0 +1,53 @@
+package dynamostore_test
+
+import (
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/storetest"
+)
+
+// The SDK client is a Client and a TableAPI.
+var (
+	_ dynamostore.Client   = (*dynamodb.Client)(nil)
+	_ dynamostore.TableAPI = (*dynamodb.Client)(nil)
+)
+
+// TestConformance runs the core's store contract against the DynamoDB
+// store, with the proxy behaving like DynamoDB, with the emulator's own
+// behaviour, and with no old items at all (every refusal then reads the
+// record with GetItem), and on a table with a sort key.
+func TestConformance(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		dep  ddbtest.Departures
+		opts func(*dynamostore.Options)
+	}{
+		{"DynamoDB", ddbtest.Departures{}, nil},
+		{"Emulator", ddbtest.Emulator(), nil},
+		{"NoOldItems", ddbtest.Departures{OldItems: ddbtest.OldItemsNever}, nil},
+		{"SortKey", ddbtest.Departures{}, func(o *dynamostore.Options) { o.SortKeyAttr = "sk"; o.SortKeyValue = "IDEMPOTENCY" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) storetest.Harness {
+				var opts []func(*dynamostore.Options)
+				if c.opts != nil {
+					opts = append(opts, c.opts)
+				}
+				e := newEnv(t, opts...)
+				if p := e.ep.Proxy; p != nil {
+					p.SetDepartures(c.dep)
+				}
+				return storetest.Harness{
+					Store:         e.store,
+					Effect:        func(id string) any { return e.order(id) },
+					FailingEffect: func(id string) any { return e.missingOrder(id) },
+					Written:       e.written,
+				}
+			})
+		})
+	}
+}
