@@ -1,0 +1,82 @@
+// Command api-gateway is the payments API as a Lambda function behind an
+// HTTP API (payload format 2.0). See README.md.
+//
+// Environment:
+//
+//	IDEMPOTENCY_TABLE          the idempotency table (required)
+//	PAYMENTS_TABLE             the payments table, partition key "id" (S) (required)
+//	IDEMPOTENCY_TTL            how long a key is remembered, a Go duration (default 24h)
+//	AWS_ENDPOINT_URL_DYNAMODB  honoured by the AWS SDK itself (LocalStack, an emulator)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+func main() {
+	api, err := setup(context.Background(), os.Getenv)
+	if err != nil {
+		log.Fatalf("api-gateway: %v", err)
+	}
+	lambda.Start(api.Handle)
+}
+
+// settings is the function's configuration.
+type settings struct {
+	idempotencyTable, paymentsTable string
+	ttl                             time.Duration
+}
+
+func readSettings(getenv func(string) string) (settings, error) {
+	s := settings{idempotencyTable: getenv("IDEMPOTENCY_TABLE"), paymentsTable: getenv("PAYMENTS_TABLE"), ttl: 24 * time.Hour}
+	var missing []error
+	if s.idempotencyTable == "" {
+		missing = append(missing, errors.New("IDEMPOTENCY_TABLE is not set"))
+	}
+	if s.paymentsTable == "" {
+		missing = append(missing, errors.New("PAYMENTS_TABLE is not set"))
+	}
+	if v := getenv("IDEMPOTENCY_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			missing = append(missing, fmt.Errorf("IDEMPOTENCY_TTL=%q is not a positive Go duration (e.g. 24h)", v))
+		}
+		s.ttl = d
+	}
+	return s, errors.Join(missing...)
+}
+
+// setup builds the clients once, at start.
+func setup(ctx context.Context, getenv func(string) string) (*payments.API, error) {
+	s, err := readSettings(getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	client := dynamodb.NewFromConfig(cfg)
+	store, err := dynamostore.New(client, s.idempotencyTable)
+	if err != nil {
+		return nil, err
+	}
+	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.RetryHorizon = s.ttl })
+	if err != nil {
+		return nil, err
+	}
+	return payments.New(guard, client, s.paymentsTable)
+}
