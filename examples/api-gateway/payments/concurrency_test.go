@@ -22,9 +22,10 @@ func TestConcurrentDuplicatesMakeOnePayment(t *testing.T) {
 	defer srv.Close()
 
 	type result struct {
-		status int
-		body   string
-		err    error
+		status   int
+		body     string
+		replayed bool
+		err      error
 	}
 	results := make([]result, n)
 	start := make(chan struct{})
@@ -45,13 +46,13 @@ func TestConcurrentDuplicatesMakeOnePayment(t *testing.T) {
 			}
 			b, _ := io.ReadAll(res.Body)
 			res.Body.Close()
-			results[i] = result{status: res.StatusCode, body: string(b)}
+			results[i] = result{status: res.StatusCode, body: string(b), replayed: res.Header.Get("Idempotent-Replayed") == "true"}
 		}()
 	}
 	close(start)
 	wg.Wait()
 
-	var created, conflicts int
+	var created, fresh, conflicts int
 	var body string
 	for _, r := range results {
 		switch {
@@ -59,6 +60,9 @@ func TestConcurrentDuplicatesMakeOnePayment(t *testing.T) {
 			t.Fatal(r.err)
 		case r.status == 201:
 			created++
+			if !r.replayed {
+				fresh++
+			}
 			if body == "" {
 				body = r.body
 			} else if r.body != body {
@@ -70,9 +74,9 @@ func TestConcurrentDuplicatesMakeOnePayment(t *testing.T) {
 			t.Errorf("unexpected %d %s", r.status, r.body)
 		}
 	}
-	t.Logf("%d × 201 (one run, the rest replays), %d × 409 in progress", created, conflicts)
-	if created < 1 || created+conflicts != n {
-		t.Errorf("%d created, %d conflicts of %d", created, conflicts, n)
+	t.Logf("%d × 201 (%d fresh, the rest replays), %d × 409 in progress", created, fresh, conflicts)
+	if fresh != 1 || created+conflicts != n {
+		t.Errorf("%d created (%d fresh), %d conflicts of %d; want exactly one fresh 201", created, fresh, conflicts, n)
 	}
 	if items := e.count(t, e.paymentsTable); items != 1 {
 		t.Errorf("%d payment items, want exactly 1", items)
