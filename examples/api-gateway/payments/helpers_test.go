@@ -28,6 +28,7 @@ type env struct {
 	paymentsTable    string
 	idempotencyTable string
 	translator       *httpevent.Translator
+	endpoint         *ddbtest.Endpoint
 }
 
 func setup(t *testing.T) *env {
@@ -35,7 +36,7 @@ func setup(t *testing.T) *env {
 	ctx := context.Background()
 	ep := ddbtest.Start(t)
 	client := ep.Client()
-	e := &env{client: client, paymentsTable: ddbtest.TableName(t, "payments"), idempotencyTable: ddbtest.TableName(t, "idempotency")}
+	e := &env{endpoint: ep, client: client, paymentsTable: ddbtest.TableName(t, "payments"), idempotencyTable: ddbtest.TableName(t, "idempotency")}
 	if err := dynamostore.CreateTable(ctx, client, e.idempotencyTable); err != nil {
 		t.Fatal(err)
 	}
