@@ -54,3 +54,18 @@ func TestMemstoreChaos(t *testing.T) {
 	rep, err := chaos.Run(context.Background(), chaos.NewMemBackend(), config(t, 3000))
 	check(t, rep, err)
 }
+
+// TestDynamoDBChaos: the same against the DynamoDB store over the real
+// SDK, on the in-process emulator behind the fidelity proxy, with lost
+// responses and bursts played under the SDK. The business items and the
+// records are read back with a Scan.
+func TestDynamoDBChaos(t *testing.T) {
+	ctx := context.Background()
+	b, err := chaos.NewDynamoBackend(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rep, err := chaos.Run(ctx, b, config(t, 1500))
+	check(t, rep, err)
+}

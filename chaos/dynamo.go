@@ -1,0 +1,252 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// DynamoOptions configure a [DynamoBackend]. The zero value is valid.
+type DynamoOptions struct {
+	// URL is a DynamoDB-compatible endpoint to run against. Default: a
+	// fresh in-process minidyn emulator behind ddbtest's proxy, served on
+	// loopback and closed by Close.
+	URL string
+	// Departures chooses which emulator departures from DynamoDB the proxy
+	// lets through (in-process endpoint only). Default: none.
+	Departures ddbtest.Departures
+}
+
+// DynamoBackend is the DynamoDB store over the real AWS SDK. Bursts and
+// lost responses are played by an http.RoundTripper under the SDK: a burst
+// refuses calls before they leave the client (the SDK retries them, up to
+// 3 attempts), a lost response lets the call reach the server, which
+// applies it, and answers the SDK with a 500 instead, so the SDK retries a
+// call that succeeded.
+type DynamoBackend struct {
+	opts      DynamoOptions
+	server    *httptest.Server
+	proxy     *ddbtest.Proxy
+	client    *dynamodb.Client
+	transport *faultTransport
+	store     *dynamostore.Store
+	table     string
+	effects   string
+}
+
+// NewDynamoBackend starts the endpoint (unless opts names one) and creates
+// the idempotency table and the business table. Close stops the endpoint.
+func NewDynamoBackend(ctx context.Context, optFns ...func(*DynamoOptions)) (*DynamoBackend, error) {
+	b := &DynamoBackend{}
+	for _, fn := range optFns {
+		fn(&b.opts)
+	}
+	url := b.opts.URL
+	if url == "" {
+		b.proxy = ddbtest.NewProxy(ddbtest.NewEmulator(), func(o *ddbtest.ProxyOptions) { o.Departures = b.opts.Departures })
+		b.server = httptest.NewServer(b.proxy)
+		url = b.server.URL
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 128, 128
+	b.transport = &faultTransport{next: tr}
+	b.client = ddbtest.NewClient(url, func(o *ddbtest.ClientOptions) {
+		o.HTTPClient = &http.Client{Transport: b.transport, Timeout: 30 * time.Second}
+	})
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	b.table, b.effects = "chaos-idempotency-"+suffix, "chaos-effects-"+suffix
+	for _, t := range []string{b.table, b.effects} {
+		if err := dynamostore.CreateTable(ctx, b.client, t); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	store, err := dynamostore.New(b.client, b.table)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.store = store
+	return b, nil
+}
+
+// Close stops the in-process endpoint, if any.
+func (b *DynamoBackend) Close() {
+	if b.server != nil {
+		b.server.Close()
+	}
+}
+
+func (b *DynamoBackend) init(bs *bursts) { b.transport.bursts = bs }
+
+func (b *DynamoBackend) Name() string {
+	if b.proxy == nil {
+		return "dynamostore (" + b.opts.URL + ")"
+	}
+	if b.opts.Departures != (ddbtest.Departures{}) {
+		return "dynamostore (minidyn, emulator departures)"
+	}
+	return "dynamostore (minidyn behind the fidelity proxy)"
+}
+
+func (b *DynamoBackend) Store() lambdaidem.Store { return b.store }
+func (b *DynamoBackend) LosesResponses() bool    { return true }
+
+// Calls counts the calls the endpoint received, SDK retries included; nil
+// for an external endpoint.
+func (b *DynamoBackend) Calls() map[string]int {
+	if b.proxy == nil {
+		return nil
+	}
+	return b.proxy.Calls()
+}
+
+func (b *DynamoBackend) Stage(ctx context.Context, key, run string) error {
+	return dynamostore.Put(ctx, types.Put{
+		TableName: aws.String(b.effects),
+		Item: map[string]types.AttributeValue{
+			"id":  &types.AttributeValueMemberS{Value: effectID(key, run)},
+			"key": &types.AttributeValueMemberS{Value: key},
+			"run": &types.AttributeValueMemberS{Value: run},
+		},
+	})
+}
+
+// Snapshot scans both tables through the SDK.
+func (b *DynamoBackend) Snapshot(ctx context.Context) (Snapshot, error) {
+	s := Snapshot{Effects: map[string][]string{}}
+	err := b.scan(ctx, b.effects, func(item map[string]types.AttributeValue) error {
+		id, _ := item["id"].(*types.AttributeValueMemberS)
+		if id == nil {
+			return errors.New("chaos: business item without an id")
+		}
+		key, run, ok := parseEffectID(id.Value)
+		if !ok {
+			return fmt.Errorf("chaos: unexpected business item %q", id.Value)
+		}
+		s.Effects[key] = append(s.Effects[key], run)
+		return nil
+	})
+	if err != nil {
+		return s, err
+	}
+	err = b.scan(ctx, b.table, func(item map[string]types.AttributeValue) error {
+		rec := RecordState{Key: attrS(item, "id"), Status: lambdaidem.Status(attrS(item, "status")), Token: attrS(item, "attempt")}
+		if ms, ok := attrN(item, "in_progress_expiration"); ok {
+			rec.LeaseUntil = time.UnixMilli(ms)
+		}
+		if sec, ok := attrN(item, "expiration"); ok {
+			rec.ExpiresAt = time.Unix(sec, 0)
+		}
+		s.Records = append(s.Records, rec)
+		return nil
+	})
+	return s, err
+}
+
+// scan reads every item of table, page by page (at most 10,000 pages).
+func (b *DynamoBackend) scan(ctx context.Context, table string, fn func(map[string]types.AttributeValue) error) error {
+	var start map[string]types.AttributeValue
+	for page := 0; page < 10_000; page++ {
+		out, err := b.client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table), ExclusiveStartKey: start, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return fmt.Errorf("chaos: scan %s: %w", table, err)
+		}
+		for _, item := range out.Items {
+			if err := fn(item); err != nil {
+				return err
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		start = out.LastEvaluatedKey
+	}
+	return fmt.Errorf("chaos: scan %s: too many pages", table)
+}
+
+func attrS(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func attrN(item map[string]types.AttributeValue, name string) (int64, bool) {
+	v, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v.Value, 10, 64)
+	return n, err == nil
+}
+
+// faultTransport sits under the SDK and plays bursts and lost responses.
+type faultTransport struct {
+	next   http.RoundTripper
+	bursts *bursts
+}
+
+func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	target := req.Header.Get("X-Amz-Target")
+	op := target[strings.LastIndex(target, ".")+1:]
+	if t.bursts != nil {
+		if kind, refused := t.bursts.take(); refused {
+			drain(req.Body)
+			if kind == ThrottleBurst {
+				return errorResponse(req, http.StatusBadRequest, "ThrottlingException", "chaos: rate of requests exceeds the allowed throughput"), nil
+			}
+			return errorResponse(req, http.StatusInternalServerError, "InternalServerError", "chaos: internal server error"), nil
+		}
+	}
+	p := planFrom(req.Context())
+	lose := false
+	switch op {
+	case "UpdateItem": // before the handler: the claim
+		lose = p != nil && !p.handlerDone.Load() && p.fire(LostClaimResponse)
+	case "PutItem", "TransactWriteItems": // after the handler: the commit
+		lose = p != nil && p.handlerDone.Load() && p.fire(LostCommitResponse)
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || !lose {
+		return resp, err
+	}
+	drain(resp.Body) // the server applied the call; its answer is lost
+	return errorResponse(req, http.StatusInternalServerError, "InternalServerError", "chaos: the response was lost"), nil
+}
+
+func drain(body io.ReadCloser) {
+	if body != nil {
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}
+}
+
+func errorResponse(req *http.Request, status int, code, msg string) *http.Response {
+	body := `{"__type":"com.amazonaws.dynamodb.v20120810#` + code + `","message":"` + msg + `"}`
+	return &http.Response{
+		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
+		StatusCode:    status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}
