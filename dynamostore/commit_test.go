@@ -105,7 +105,11 @@ func TestCommitReadsCancellationReasonsByIndex(t *testing.T) {
 // with backoff; when it persists the commit fails with ErrInProgress and
 // nothing is written.
 func TestTransactionConflict(t *testing.T) {
-	e := newEnv(t, func(o *dynamostore.Options) { o.ConflictRetries = 3; o.ConflictBackoff = time.Millisecond; o.ConflictMaxBackoff = 2 * time.Millisecond })
+	e := newEnv(t, func(o *dynamostore.Options) {
+		o.ConflictRetries = 3
+		o.ConflictBackoff = time.Millisecond
+		o.ConflictMaxBackoff = 2 * time.Millisecond
+	})
 	p := e.proxy(t)
 	e.claim(t, "k", "A")
 	remove := p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Fault: ddbtest.TransactionConflict})
@@ -130,7 +134,11 @@ func TestTransactionConflict(t *testing.T) {
 // TestTransactionConflictWithinDeadline: conflict retries stop when the
 // context's deadline would pass before the next one.
 func TestTransactionConflictWithinDeadline(t *testing.T) {
-	e := newEnv(t, func(o *dynamostore.Options) { o.ConflictRetries = 100; o.ConflictBackoff = 20 * time.Millisecond; o.ConflictMaxBackoff = 20 * time.Millisecond })
+	e := newEnv(t, func(o *dynamostore.Options) {
+		o.ConflictRetries = 100
+		o.ConflictBackoff = 20 * time.Millisecond
+		o.ConflictMaxBackoff = 20 * time.Millisecond
+	})
 	p := e.proxy(t)
 	e.claim(t, "k", "A")
 	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Fault: ddbtest.TransactionConflict})

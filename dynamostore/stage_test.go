@@ -46,12 +46,20 @@ func TestStageValidates(t *testing.T) {
 	e := newEnv(t)
 	g := e.guard(t, nil)
 	cases := map[string]func(ctx context.Context) error{
-		"Put without table":            func(ctx context.Context) error { return dynamostore.Put(ctx, types.Put{Item: pk}) },
-		"Put without item":             func(ctx context.Context) error { return dynamostore.Put(ctx, types.Put{TableName: aws.String("t")}) },
-		"Update without key":           func(ctx context.Context) error { return dynamostore.Update(ctx, types.Update{TableName: aws.String("t"), UpdateExpression: aws.String("REMOVE x")}) },
-		"Update without expression":    func(ctx context.Context) error { return dynamostore.Update(ctx, types.Update{TableName: aws.String("t"), Key: pk}) },
-		"Delete without key":           func(ctx context.Context) error { return dynamostore.Delete(ctx, types.Delete{TableName: aws.String("t")}) },
-		"ConditionCheck without cond.": func(ctx context.Context) error { return dynamostore.ConditionCheck(ctx, types.ConditionCheck{TableName: aws.String("t"), Key: pk}) },
+		"Put without table": func(ctx context.Context) error { return dynamostore.Put(ctx, types.Put{Item: pk}) },
+		"Put without item":  func(ctx context.Context) error { return dynamostore.Put(ctx, types.Put{TableName: aws.String("t")}) },
+		"Update without key": func(ctx context.Context) error {
+			return dynamostore.Update(ctx, types.Update{TableName: aws.String("t"), UpdateExpression: aws.String("REMOVE x")})
+		},
+		"Update without expression": func(ctx context.Context) error {
+			return dynamostore.Update(ctx, types.Update{TableName: aws.String("t"), Key: pk})
+		},
+		"Delete without key": func(ctx context.Context) error {
+			return dynamostore.Delete(ctx, types.Delete{TableName: aws.String("t")})
+		},
+		"ConditionCheck without cond.": func(ctx context.Context) error {
+			return dynamostore.ConditionCheck(ctx, types.ConditionCheck{TableName: aws.String("t"), Key: pk})
+		},
 	}
 	for name, stage := range cases {
 		_, err := lambdaidem.Do(context.Background(), g, call(name), func(ctx context.Context) (string, error) {

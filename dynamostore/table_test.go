@@ -22,7 +22,12 @@ func TestCreateTable(t *testing.T) {
 		ttl  string
 	}{
 		{"Defaults", func(*dynamostore.Options) {}, []string{"id"}, "expiration"},
-		{"SortKey", func(o *dynamostore.Options) { o.KeyAttr = "pk"; o.SortKeyAttr = "sk"; o.SortKeyValue = "IDEMPOTENCY"; o.ExpirationAttr = "ttl" }, []string{"pk", "sk"}, "ttl"},
+		{"SortKey", func(o *dynamostore.Options) {
+			o.KeyAttr = "pk"
+			o.SortKeyAttr = "sk"
+			o.SortKeyValue = "IDEMPOTENCY"
+			o.ExpirationAttr = "ttl"
+		}, []string{"pk", "sk"}, "ttl"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ep := ddbtest.Start(t)
