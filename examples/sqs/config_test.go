@@ -1,0 +1,61 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    settings
+		wantErr []string // every one must appear in the error
+	}{
+		{
+			name: "defaults",
+			env:  map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders"},
+			want: settings{IdempotencyTable: "idem", OrdersTable: "orders", TTL: 24 * time.Hour},
+		},
+		{
+			name: "TTL",
+			env:  map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "IDEMPOTENCY_TTL": "96h"},
+			want: settings{IdempotencyTable: "idem", OrdersTable: "orders", TTL: 96 * time.Hour},
+		},
+		{
+			name:    "nothing set: every missing variable named",
+			env:     map[string]string{},
+			wantErr: []string{"IDEMPOTENCY_TABLE is not set", "ORDERS_TABLE is not set"},
+		},
+		{
+			name:    "TTL not a duration",
+			env:     map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "IDEMPOTENCY_TTL": "4 days"},
+			wantErr: []string{`IDEMPOTENCY_TTL="4 days" is not a Go duration`},
+		},
+		{
+			name:    "TTL not positive",
+			env:     map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "IDEMPOTENCY_TTL": "-1h"},
+			wantErr: []string{"must be positive"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := loadConfig(func(k string) string { return tt.env[k] })
+			if len(tt.wantErr) == 0 {
+				if err != nil || got != tt.want {
+					t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, tt.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("loadConfig = %+v, want an error", got)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
+	}
+}
