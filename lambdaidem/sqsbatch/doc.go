@@ -68,7 +68,9 @@
 // the record over; and while an attempt may still run, its lease holds, so
 // no redelivery takes over from it. A duplicate arriving in another
 // invocation while the first runs is reported failed and comes back after
-// the visibility timeout, when it replays the committed outcome.
+// the visibility timeout, when it replays the committed outcome. (With the
+// Guard's InFlight set to Wait it waits instead, up to WaitTimeout, holding
+// its place in the batch.)
 //
 // # The batch handler's error
 //

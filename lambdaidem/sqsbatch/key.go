@@ -21,7 +21,7 @@ type KeyFunc func(events.SQSMessage) (string, error)
 // KeyFromMessageID uses the SQS message id. It is stable across the
 // redeliveries of one message (a visibility timeout that ran out, a batch
 // item failure), but not across a producer's retry: a message sent again,
-// or redriven from a dead-letter queue by a new SendMessage, has a new id.
+// has a new id, and so may a message moved back from a dead-letter queue.
 func KeyFromMessageID(m events.SQSMessage) (string, error) {
 	if m.MessageId == "" {
 		return "", fmt.Errorf("%w: the message has no messageId", lambdaidem.ErrMissingKey)
