@@ -3,7 +3,9 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
@@ -67,10 +69,25 @@ const effectTable = "chaos-effects"
 type MemBackend struct {
 	store  *memstore.Store
 	bursts *bursts
+
+	// direct, when set, writes business items at once instead of staging
+	// them: the pattern of Powertools and of most idempotency layers, whose
+	// handler writes its item before the record is completed.
+	direct bool
+	mu     sync.Mutex
+	items  map[string][]byte
 }
 
 // NewMemBackend returns a fresh in-memory backend. Bursts are wired by [Run].
 func NewMemBackend() *MemBackend { return &MemBackend{} }
+
+// NewDirectMemBackend returns an in-memory backend whose handlers write
+// their business item directly, outside the record's commit, as a handler
+// under Powertools does. The harness must find duplicates with it: it is
+// the control that shows the checks can fail.
+func NewDirectMemBackend() *MemBackend {
+	return &MemBackend{direct: true, items: map[string][]byte{}}
+}
 
 func (b *MemBackend) init(bs *bursts) {
 	b.bursts = bs
@@ -84,18 +101,35 @@ func (b *MemBackend) init(bs *bursts) {
 	})
 }
 
-func (b *MemBackend) Name() string            { return "memstore" }
+func (b *MemBackend) Name() string {
+	if b.direct {
+		return "memstore, business writes outside the commit (control)"
+	}
+	return "memstore"
+}
+
 func (b *MemBackend) Store() lambdaidem.Store { return b.store }
 func (b *MemBackend) LosesResponses() bool    { return false }
 func (b *MemBackend) Calls() map[string]int   { return b.store.Calls() }
 
 func (b *MemBackend) Stage(ctx context.Context, key, run string) error {
+	if b.direct {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.items[effectID(key, run)] = []byte(run)
+		return nil
+	}
 	return memstore.Stage(ctx, memstore.Put{Table: effectTable, Key: effectID(key, run), Value: []byte(run)})
 }
 
 func (b *MemBackend) Snapshot(ctx context.Context) (Snapshot, error) {
 	s := Snapshot{Effects: map[string][]string{}}
-	for id := range b.store.Items(effectTable) {
+	items := map[string][]byte{}
+	maps.Copy(items, b.store.Items(effectTable))
+	b.mu.Lock()
+	maps.Copy(items, b.items)
+	b.mu.Unlock()
+	for id := range items {
 		key, run, ok := parseEffectID(id)
 		if !ok {
 			return s, fmt.Errorf("chaos: unexpected business item %q", id)

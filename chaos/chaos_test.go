@@ -69,3 +69,62 @@ func TestDynamoDBChaos(t *testing.T) {
 	rep, err := chaos.Run(ctx, b, config(t, 1500))
 	check(t, rep, err)
 }
+
+// TestChecksFindNonAtomicDuplicates is the control: with business writes
+// made directly in the handler, outside the record's commit (the pattern of
+// Powertools' idempotency utility), an instance that dies between the
+// business write and the commit leaves an effect, the retry makes another,
+// and the checks must report duplicates.
+func TestChecksFindNonAtomicDuplicates(t *testing.T) {
+	cfg := config(t, 600)
+	cfg.Faults = []chaos.Fault{chaos.CrashBeforeCommit}
+	cfg.FaultRate = 0.2
+	rep, err := chaos.Run(context.Background(), chaos.NewDirectMemBackend(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", rep)
+	if rep.Duplicates == 0 || rep.Fired[chaos.CrashBeforeCommit.String()] == 0 {
+		t.Errorf("control run found %d duplicates after %d crashes before the commit; the checks cannot see duplicates",
+			rep.Duplicates, rep.Fired[chaos.CrashBeforeCommit.String()])
+	}
+}
+
+// TestCrashAfterBusinessWrite: an instance that dies after its handler's
+// business write and before the outcome is saved leaves no effect behind
+// with lambdaidem (the write commits with the record, or not at all), so
+// the retry's effect is the only one. Beside it, the same scenario against
+// Powertools (TypeScript), when node and the bench peer's modules are
+// installed, for the record: there the retry writes a second item.
+func TestCrashAfterBusinessWrite(t *testing.T) {
+	ctx := context.Background()
+	b, err := chaos.NewDynamoBackend(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ours, err := chaos.CrashAfterBusinessWrite(ctx, b, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(ours)
+	if ours.Duplicates != 0 || ours.Mismatched != 0 || ours.Errors != 0 || ours.Effects != ours.Keys {
+		t.Errorf("want one effect per key and identical answers: %v", ours)
+	}
+
+	if testing.Short() {
+		t.Skip("-short: the Powertools side spawns node processes")
+	}
+	dir, err := chaos.PowertoolsDir()
+	if err != nil {
+		t.Skipf("Powertools side skipped: %v", err)
+	}
+	theirs, err := chaos.PowertoolsCrashAfterBusinessWrite(ctx, dir, "powertools/crash.mjs", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(theirs)
+	if theirs.Keys > 0 && theirs.Effects < theirs.Keys {
+		t.Errorf("the Powertools run lost effects: %v", theirs)
+	}
+}
