@@ -146,7 +146,7 @@ func TestTransactionConflictWithinDeadline(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, _, err := e.store.Commit(ctx, commitOf("k", "A", e.order("a")))
-	if !errors.Is(err, lambdaidem.ErrInProgress) || time.Since(start) > 150*time.Millisecond {
+	if !errors.Is(err, lambdaidem.ErrInProgress) || time.Since(start) > 300*time.Millisecond {
 		t.Fatalf("Commit = %v after %v; want ErrInProgress within the deadline", err, time.Since(start))
 	}
 }
@@ -252,6 +252,16 @@ func TestEveryCallReportsUnavailable(t *testing.T) {
 		if !errors.Is(err, lambdaidem.ErrStoreUnavailable) || !errors.As(err, &tpe) {
 			t.Errorf("%s = %v; want ErrStoreUnavailable wrapping the SDK's exception", name, err)
 		}
+	}
+}
+
+// TestConnectionLossIsUnavailable: a connection closed without an answer,
+// on every one of the SDK's attempts, is ErrStoreUnavailable.
+func TestConnectionLossIsUnavailable(t *testing.T) {
+	e := newEnv(t)
+	e.proxy(t).Inject(ddbtest.Rule{Op: "GetItem", Fault: ddbtest.LostConnection})
+	if _, err := e.store.Get(context.Background(), "k", t0); !errors.Is(err, lambdaidem.ErrStoreUnavailable) {
+		t.Fatalf("Get = %v; want ErrStoreUnavailable", err)
 	}
 }
 

@@ -32,6 +32,10 @@ func (s *Store) transact(ctx context.Context, in *dynamodb.TransactWriteItemsInp
 		if err == nil {
 			return nil
 		}
+		if retry > 0 && ctx.Err() != nil {
+			// The deadline ended a retry: the conflict is what stopped us.
+			return fmt.Errorf("dynamostore: commit: %w: transaction conflict until the deadline: %w", lambdaidem.ErrInProgress, err)
+		}
 		conflict, err := s.cancelled(err, actions)
 		if !conflict {
 			return err

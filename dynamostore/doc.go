@@ -1,0 +1,58 @@
+// Package dynamostore is the DynamoDB [lambdaidem.Store]: idempotency
+// records in one table, with the handler's business writes committed in
+// the same TransactWriteItems as the record.
+//
+// The two-minute version:
+//
+//	store, err := dynamostore.New(dynamodb.NewFromConfig(cfg), "idempotency")
+//	guard, err := lambdaidem.New(store)
+//	handler := lambdaidem.Wrap(guard, spec, func(ctx context.Context, o Order) (Receipt, error) {
+//		// Written if, and only if, the outcome is committed.
+//		err := dynamostore.Put(ctx, types.Put{TableName: aws.String("orders"), Item: item(o),
+//			ConditionExpression: aws.String("attribute_not_exists(pk)")})
+//		return Receipt{OrderID: o.ID}, err
+//	})
+//
+// # Calls
+//
+// Each Store method is one conditional write (the GetItem fallback aside):
+//
+//	Claim        UpdateItem   absent, or in progress with a lapsed lease (takeover)
+//	             (+ PutItem   only to replace an expired record DynamoDB has not deleted yet)
+//	Commit       PutItem      no staged writes; fenced on the attempt token
+//	             TransactWriteItems   record Put first, then every staged write
+//	Release      DeleteItem   fenced on the token, in progress or unknown
+//	MarkUnknown  UpdateItem   fenced on the token, in progress
+//	Get          GetItem      strongly consistent; an expired record is absent
+//
+// A refused claim or commit returns the record in the way, taken from the
+// ALL_OLD item DynamoDB returns with the failed condition, or, when the
+// endpoint returns none, from a strongly consistent GetItem. On the
+// idempotency table the store needs exactly dynamodb:GetItem, PutItem,
+// UpdateItem and DeleteItem; TransactWriteItems needs those same actions on
+// every table it writes.
+//
+// # The record item
+//
+// With the default [Options] the item has Powertools' schema (see DESIGN §4):
+//
+//	id                      S  "<namespace>#<hash>" (+ an optional static sort key)
+//	status                  S  INPROGRESS | COMPLETED | UNKNOWN
+//	expiration              N  Unix seconds: the TTL attribute
+//	in_progress_expiration  N  Unix milliseconds: the lease
+//	validation              S  the request fingerprint
+//	data                    S  the outcome (JSON)
+//	attempt                 S  the owner's attempt token (fencing)
+//	attempts                N  claims seen
+//	created_at, completed_at N Unix milliseconds
+//
+// # Errors
+//
+// Throttling, 5xx, timeouts and connection failures that outlast the SDK's
+// retries match lambdaidem.ErrStoreUnavailable. Staged writes that
+// DynamoDB would refuse are caught before sending and match
+// lambdaidem.ErrEffectRejected and [ErrInvalidEffect]; a business condition
+// that fails is a [*ConditionFailedError], which matches
+// lambdaidem.ErrEffectRejected. A commit that keeps meeting
+// TransactionConflict matches lambdaidem.ErrInProgress.
+package dynamostore

@@ -1,0 +1,124 @@
+package dynamostore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// exampleClient serves the examples: the in-process emulator behind the
+// DynamoDB-fidelity proxy, with an idempotency table and an orders table.
+func exampleClient() (*dynamodb.Client, func()) {
+	srv := httptest.NewServer(ddbtest.NewProxy(ddbtest.NewEmulator()))
+	client := ddbtest.NewClient(srv.URL)
+	ctx := context.Background()
+	if err := dynamostore.CreateTable(ctx, client, "idempotency"); err != nil {
+		panic(err)
+	}
+	if err := dynamostore.CreateTable(ctx, client, "orders", func(o *dynamostore.Options) { o.KeyAttr = "pk" }); err != nil {
+		panic(err)
+	}
+	return client, srv.Close
+}
+
+func orderItem(id string) types.Put {
+	return types.Put{
+		TableName:           aws.String("orders"),
+		Item:                map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id}},
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	}
+}
+
+// The order and the idempotency record commit in one transaction; the
+// duplicate gets the stored receipt, and the handler does not run again.
+func Example() {
+	client, stop := exampleClient()
+	defer stop()
+	store, err := dynamostore.New(client, "idempotency")
+	if err != nil {
+		panic(err)
+	}
+	guard, err := lambdaidem.New(store)
+	if err != nil {
+		panic(err)
+	}
+	createOrder := func(ctx context.Context) (string, error) {
+		fmt.Println("handler runs")
+		if err := dynamostore.Put(ctx, orderItem("order-42")); err != nil {
+			return "", err
+		}
+		return "receipt for order-42", nil
+	}
+	c := lambdaidem.Call[string]{Operation: "CreateOrder", Key: "client-key-1"}
+	for range 2 {
+		receipt, err := lambdaidem.Do(context.Background(), guard, c, createOrder)
+		fmt.Println(receipt, err)
+	}
+	// Output:
+	// handler runs
+	// receipt for order-42 <nil>
+	// receipt for order-42 <nil>
+}
+
+// A write staged outside a wrapped invocation fails loudly.
+func ExamplePut_outsideInvocation() {
+	err := dynamostore.Put(context.Background(), orderItem("order-1"))
+	fmt.Println(errors.Is(err, lambdaidem.ErrNoAttempt))
+	// Output:
+	// true
+}
+
+// A staged write whose condition fails cancels the whole commit: the
+// caller learns which write failed, nothing is written, and the claim is
+// released so that a corrected retry can run.
+func ExampleConditionFailedError() {
+	client, stop := exampleClient()
+	defer stop()
+	store, _ := dynamostore.New(client, "idempotency")
+	guard, _ := lambdaidem.New(store)
+	_, err := lambdaidem.Do(context.Background(), guard, lambdaidem.Call[string]{Operation: "Ship", Key: "k"},
+		func(ctx context.Context) (string, error) {
+			return "shipped", dynamostore.ConditionCheck(ctx, types.ConditionCheck{
+				TableName:           aws.String("orders"),
+				Key:                 map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "order-7"}},
+				ConditionExpression: aws.String("attribute_exists(pk)"),
+			})
+		})
+	var cfe *dynamostore.ConditionFailedError
+	fmt.Println(errors.As(err, &cfe), errors.Is(err, lambdaidem.ErrEffectRejected))
+	fmt.Println(cfe.Action, cfe.Table, cfe.Index)
+	// Output:
+	// true true
+	// ConditionCheck orders 0
+}
+
+// Optimistic mode claims in the commit itself: one TransactWriteItems for
+// a first request with a business write.
+func ExampleStore_Commit_optimistic() {
+	proxy := ddbtest.NewProxy(ddbtest.NewEmulator())
+	srv := httptest.NewServer(proxy)
+	defer srv.Close()
+	client := ddbtest.NewClient(srv.URL)
+	ctx := context.Background()
+	_ = dynamostore.CreateTable(ctx, client, "idempotency")
+	_ = dynamostore.CreateTable(ctx, client, "orders", func(o *dynamostore.Options) { o.KeyAttr = "pk" })
+	store, _ := dynamostore.New(client, "idempotency")
+	guard, _ := lambdaidem.New(store, func(o *lambdaidem.Options) { o.Mode = lambdaidem.Optimistic })
+	proxy.ResetCalls()
+	out, err := lambdaidem.Do(ctx, guard, lambdaidem.Call[string]{Operation: "CreateOrder", Key: "k"},
+		func(ctx context.Context) (string, error) {
+			return "created", dynamostore.Put(ctx, orderItem("order-9"))
+		})
+	fmt.Println(out, err, proxy.Calls())
+	// Output:
+	// created <nil> map[TransactWriteItems:1]
+}
