@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
@@ -60,7 +60,11 @@ func TestCallsPerRequest(t *testing.T) {
 			e := newEnv(t)
 			p := e.proxy(t)
 			p.SetDepartures(dep)
-			g := e.guard(t, nil, func(o *lambdaidem.Options) { o.Mode = s.mode; o.RetryHorizon = horizon; o.Now = func() time.Time { return t0 } })
+			g := e.guard(t, nil, func(o *lambdaidem.Options) {
+				o.Mode = s.mode
+				o.RetryHorizon = horizon
+				o.Now = func() time.Time { return t0 }
+			})
 			handler := func(ctx context.Context) (string, error) {
 				if s.effect {
 					if err := dynamostore.Put(ctx, *e.order("o").Put); err != nil {

@@ -107,7 +107,11 @@ func TestFaultRuleBudget(t *testing.T) {
 	if putX() != nil {
 		t.Fatal("a call the Match rejects was faulted")
 	}
-	if err := func() error { put2 := item("y", "1"); _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: put2}); return err }(); apiCode(err) != "ThrottlingException" {
+	if err := func() error {
+		put2 := item("y", "1")
+		_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: put2})
+		return err
+	}(); apiCode(err) != "ThrottlingException" {
 		t.Fatalf("matched call = %v; want ThrottlingException", err)
 	}
 	remove()
