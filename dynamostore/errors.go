@@ -46,6 +46,7 @@ type ConditionFailedError struct {
 	Message string
 }
 
+// Error names the failing write and its item.
 func (e *ConditionFailedError) Error() string {
 	return fmt.Sprintf("dynamostore: condition of staged %s %d on table %s failed: %s",
 		e.Action, e.Index, e.Table, describeKey(e.Key))

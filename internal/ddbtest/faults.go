@@ -38,6 +38,7 @@ const (
 	LostConnection
 )
 
+// String returns the fault's name, e.g. "LostResponse".
 func (f Fault) String() string {
 	names := []string{"NoFault", "ProvisionedThroughputExceeded", "Throttling", "InternalServerError",
 		"ServiceUnavailable", "TransactionConflict", "LostResponse", "LostConnection"}

@@ -9,6 +9,7 @@ import (
 // condition that asked for it (ReturnValuesOnConditionCheckFailure=ALL_OLD).
 type OldItems int
 
+// The behaviours of ALL_OLD on a failed condition.
 const (
 	// OldItemsLikeDynamoDB attaches the item as it was before the request,
 	// when it existed, to a ConditionalCheckFailedException of PutItem,
