@@ -45,6 +45,16 @@ func TestCallsPerRequest(t *testing.T) {
 			t.Fatalf("in-flight duplicate = %v; want ErrInProgress", err)
 		}
 	}
+	expiredRecord := func(t *testing.T, e *env, g *lambdaidem.Guard, h func(context.Context) (string, error)) {
+		c := commitOf(recordKey("k"), "old", e.order("old"))
+		c.Fingerprint, c.Claim = "fp-k", true
+		c.Now, c.ExpiresAt = t0.Add(-2*horizon), t0.Add(-horizon)
+		if _, ok, err := e.store.Commit(context.Background(), c); !ok || err != nil {
+			t.Fatalf("Commit = %v, %v", ok, err)
+		}
+		e.ep.Proxy.ResetCalls()
+		first(t, e, g, h)
+	}
 	scenarios := []scenario{
 		{"first request, claim-first", lambdaidem.ClaimFirst, false, first, map[string]int{"UpdateItem": 1, "PutItem": 1}, 2},
 		{"first request, claim-first, one business write", lambdaidem.ClaimFirst, true, first, map[string]int{"UpdateItem": 1, "TransactWriteItems": 1}, 2},
@@ -53,6 +63,7 @@ func TestCallsPerRequest(t *testing.T) {
 		{"completed duplicate, claim-first", lambdaidem.ClaimFirst, true, completedDuplicate, map[string]int{"UpdateItem": 1}, 2},
 		{"completed duplicate, optimistic (handler body runs)", lambdaidem.Optimistic, true, completedDuplicate, map[string]int{"TransactWriteItems": 1}, 2},
 		{"in-flight duplicate, claim-first", lambdaidem.ClaimFirst, true, inFlightDuplicate, map[string]int{"UpdateItem": 1}, 2},
+		{"expired record reclaimed, claim-first, one business write", lambdaidem.ClaimFirst, true, expiredRecord, map[string]int{"UpdateItem": 1, "PutItem": 1, "TransactWriteItems": 1}, 4},
 	}
 	var report []string
 	for _, s := range scenarios {

@@ -455,3 +455,26 @@ func TestInvalidEffectsRejectedBeforeSending(t *testing.T) {
 		})
 	}
 }
+
+// TestLostClaimResponse: the claim is applied but its response is lost;
+// the SDK's retry is refused by the attempt's own record, which the core
+// recognizes (in progress with its token), and the handler runs once.
+func TestLostClaimResponse(t *testing.T) {
+	for _, dep := range []ddbtest.Departures{{}, {OldItems: ddbtest.OldItemsNever}} {
+		e := newEnv(t)
+		p := e.proxy(t)
+		p.SetDepartures(dep)
+		p.Inject(ddbtest.Rule{Op: "UpdateItem", Fault: ddbtest.LostResponse, Times: 1})
+		runs := 0
+		out, err := lambdaidem.Do(context.Background(), e.guard(t, nil), call("k"), func(ctx context.Context) (string, error) {
+			runs++
+			return "done", dynamostore.Put(ctx, *e.order("o").Put)
+		})
+		if err != nil || out != "done" || runs != 1 || !e.written(t, "o") {
+			t.Fatalf("Do = %q, %v after %d runs; want the handler run once and committed", out, err, runs)
+		}
+		if n := p.Count("UpdateItem"); n != 2 {
+			t.Fatalf("claim sent %d times; want 2", n)
+		}
+	}
+}
