@@ -140,7 +140,7 @@ func (d *decoder) int(attr string, required bool) int64 {
 		}
 		// Other writers may store a decimal ("1700000000.0").
 		f, err := strconv.ParseFloat(v.Value, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f > math.MaxInt64 || f < math.MinInt64 {
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f >= math.MaxInt64 || f <= math.MinInt64 {
 			d.fail(attr, fmt.Sprintf("is not an integer: %q", v.Value))
 			return 0
 		}
