@@ -44,6 +44,12 @@ func TestEndToEnd(t *testing.T) {
 		})
 
 		concurrent := func(t *testing.T, base string) {
+			if s.emb != nil {
+				// A DynamoDB round trip of 10ms, as in a region, so that the
+				// contenders overlap the winner's claim-to-commit window.
+				s.emb.DynamoDB.Proxy.SetLatency(10 * time.Millisecond)
+				t.Cleanup(func() { s.emb.DynamoDB.Proxy.SetLatency(0) })
+			}
 			const n = 20
 			ref, key := unique("burst"), unique("key")
 			body := paymentBody(ref, 990)

@@ -76,7 +76,11 @@ func startEmbedded(t *testing.T, root string) *stack {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	log := newLogFile(t, filepath.Join(work, "functions.log"))
+	logPath := os.Getenv("E2E_LOG") // keep the functions' log there
+	if logPath == "" {
+		logPath = filepath.Join(work, "functions.log")
+	}
+	log := newLogFile(t, logPath)
 	managed := 8
 	ok, why := e2estack.ManagedInstancesSupported()
 	if !ok {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -162,7 +164,44 @@ func (h *Hold) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#ServiceUnavailable","message":"held by the e2e harness"}`)
 		return
 	}
-	h.next.ServeHTTP(w, r)
+	// DynamoDB signs every response body with X-Amz-Crc32, which the SDK
+	// checks on close (and, absent the header, checks against 0 and logs a
+	// warning): the emulator sends none, so add it.
+	rec := &bufferedResponse{header: http.Header{}}
+	h.next.ServeHTTP(rec, r)
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	if w.Header().Get("X-Amz-Crc32") == "" {
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(rec.body.Bytes())), 10))
+	}
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(rec.body.Bytes())
+}
+
+// bufferedResponse records a response to complete it before sending.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
 }
 
 func (h *Hold) match(op string, body []byte) (<-chan struct{}, func(), bool) {

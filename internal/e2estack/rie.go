@@ -135,7 +135,8 @@ type Function struct {
 	taskDir string
 
 	mu       sync.Mutex
-	invokeMu sync.Mutex // classic mode serves one invocation at a time
+	invokeMu sync.Mutex    // classic mode serves one invocation at a time
+	slots    chan struct{} // managed mode serves MaxConcurrency at a time
 	managed  bool
 }
 
@@ -229,12 +230,18 @@ func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
 			return nil, err
 		}
 		f.taskDir = dir
+		// The runtime may run as another user: the folder must be readable.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 		if err := copyFile(o.Bootstrap, filepath.Join(dir, "bootstrap"), 0o755); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
 		env["AWS_LAMBDA_MAX_CONCURRENCY"] = strconv.Itoa(o.MaxConcurrency)
 		f.managed = true
+		f.slots = make(chan struct{}, o.MaxConcurrency)
 		// In a private mount namespace: make every mount private (so the
 		// bind never reaches the host), bind the task folder on /var/task,
 		// then become the emulator.
@@ -278,12 +285,33 @@ func (f *Function) Managed() bool { return f.managed }
 // the emulator answered. An error means the invocation could not be made
 // or its answer not read; a function error is an Invocation with
 // FunctionError set. A classic-mode instance serves one invocation at a
-// time: concurrent calls queue, as they would on one execution environment.
+// time, a managed-mode one MaxConcurrency: further calls queue, as Lambda
+// routes them to a busy environment only when it has room.
 func (f *Function) Invoke(ctx context.Context, payload []byte) (Invocation, error) {
 	if !f.managed {
 		f.invokeMu.Lock()
 		defer f.invokeMu.Unlock()
+		return f.invoke(ctx, payload)
 	}
+	select {
+	case f.slots <- struct{}{}:
+	case <-ctx.Done():
+		return Invocation{}, ctx.Err()
+	}
+	defer func() { <-f.slots }()
+	// Managed mode answers Runtime.Unavailable while its runtimes are still
+	// initializing or between invocations; the function never saw the
+	// event, so it is safe to send it again (bounded).
+	for i := 0; ; i++ {
+		inv, err := f.invoke(ctx, payload)
+		if err != nil || inv.FunctionError != "Runtime.Unavailable" || i == 100 {
+			return inv, err
+		}
+		sleep(ctx, 10*time.Millisecond)
+	}
+}
+
+func (f *Function) invoke(ctx context.Context, payload []byte) (Invocation, error) {
 	// Bounded: the function's own timeout plus room for a cold start.
 	ctx, cancel := context.WithTimeout(ctx, f.timeout+15*time.Second)
 	defer cancel()
