@@ -16,6 +16,9 @@
 // Routes (POST, JSON):
 //   /invoke   {"event": {...}}  -> {"ns": <handler latency>, "result"|"error"}
 //   /baseline {"key": "..."}    -> {"ns": <one plain GetItem>}
+//   /burst    {"event": {...}, "n": N}
+//             -> {"results": [{"ns", "error"?}, ...]}: N invocations of the
+//                same event started together in this process
 //   /ran      {"id": "..."}     -> {"ran": <times the handler body ran for id>}
 // On start it prints one line {"port": N} to stdout.
 
@@ -84,15 +87,21 @@ const lambdaContext = (deadline) => ({
   getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
 });
 
+const invokeOnce = async (event) => {
+  const start = process.hrtime.bigint();
+  try {
+    const result = await handler(event, lambdaContext(Date.now() + 30_000));
+    return { ns: Number(process.hrtime.bigint() - start), result };
+  } catch (err) {
+    return { ns: Number(process.hrtime.bigint() - start), error: `${err.name}: ${err.message}` };
+  }
+};
+
 const routes = {
-  async invoke(body) {
-    const start = process.hrtime.bigint();
-    try {
-      const result = await handler(body.event, lambdaContext(Date.now() + 30_000));
-      return { ns: Number(process.hrtime.bigint() - start), result };
-    } catch (err) {
-      return { ns: Number(process.hrtime.bigint() - start), error: `${err.name}: ${err.message}` };
-    }
+  invoke: (body) => invokeOnce(body.event),
+  async burst(body) {
+    const n = Math.min(Math.max(1, body.n | 0), 1000);
+    return { results: await Promise.all(Array.from({ length: n }, () => invokeOnce(body.event))) };
   },
   async baseline(body) {
     const start = process.hrtime.bigint();

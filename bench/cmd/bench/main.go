@@ -1,0 +1,153 @@
+// Command bench runs the lambdaidem benchmarks and writes bench/RESULTS.md
+// and a latency chart (PNG):
+//
+//  1. DynamoDB round trips and latency, against one loopback endpoint (the
+//     minidyn emulator behind internal/ddbtest's fidelity proxy), at 0 ms and
+//     5 ms added per call: a bare handler, lambdaidem claim-first and
+//     optimistic (and claim-first with its local cache), and Powertools for
+//     AWS Lambda (TypeScript) run by Node.js from bench/powertools;
+//  2. CPU and allocations per invocation (go test -bench ./bench/micro);
+//  3. cold start: bootstrap sizes and Init Duration under the Lambda Runtime
+//     Interface Emulator, for the examples and a bare handler.
+//
+// Run it from the repository root after `npm ci` in bench/powertools:
+//
+//	go run ./bench/cmd/bench
+//
+// Everything listens on 127.0.0.1 and every loop is bounded.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is what the flags set.
+type config struct {
+	root       string
+	out        string
+	chart      string
+	nodeDir    string
+	rie        string
+	requests   int
+	contenders int
+	warmup     int
+	baseline   int
+	sleep      time.Duration
+	latencies  []time.Duration
+	starts     int
+	benchtime  string
+	benchCount int
+	skip       map[string]bool
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("bench: ")
+	var c config
+	var latencies, skip string
+	flag.StringVar(&c.root, "root", ".", "repository root")
+	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "results file (Markdown)")
+	flag.StringVar(&c.chart, "chart", "bench/latency.png", "latency chart (PNG)")
+	flag.StringVar(&c.nodeDir, "powertools", "bench/powertools", "folder of the Powertools peer (after npm ci)")
+	flag.StringVar(&c.rie, "rie", defaultRIE(), "aws-lambda-rie binary")
+	flag.IntVar(&c.requests, "requests", 200, "first requests, and duplicates, per scenario and latency")
+	flag.IntVar(&c.contenders, "contenders", 50, "concurrent duplicates of one new key")
+	flag.IntVar(&c.warmup, "warmup", 20, "unmeasured requests per scenario before each latency setting")
+	flag.IntVar(&c.baseline, "baseline", 100, "plain GetItem calls per SDK for the baseline")
+	flag.DurationVar(&c.sleep, "handler-sleep", 50*time.Millisecond, "handler work in the concurrent phase")
+	flag.StringVar(&latencies, "latency", "0ms,5ms", "per-call latencies added by the proxy")
+	flag.IntVar(&c.starts, "starts", 7, "cold starts per bootstrap under the RIE")
+	flag.StringVar(&c.benchtime, "benchtime", "400ms", "go test -benchtime for the micro benchmarks")
+	flag.IntVar(&c.benchCount, "count", 3, "go test -count for the micro benchmarks (the median is reported)")
+	flag.StringVar(&skip, "skip", "", "comma-separated parts to skip: roundtrip, micro, coldstart")
+	flag.Parse()
+	for _, s := range strings.Split(latencies, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d < 0 {
+			log.Fatalf("bad -latency %q", s)
+		}
+		c.latencies = append(c.latencies, d)
+	}
+	c.skip = map[string]bool{}
+	for _, s := range strings.Split(skip, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			c.skip[s] = true
+		}
+	}
+	if c.requests < 1 || c.requests > 10_000 || c.contenders < 1 || c.contenders > 1000 || c.starts < 1 || c.starts > 100 {
+		log.Fatal("-requests, -contenders or -starts out of range")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	if err := run(ctx, c); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func defaultRIE() string {
+	if home, err := os.UserHomeDir(); err == nil {
+		return home + "/go/bin/aws-lambda-rie"
+	}
+	return "aws-lambda-rie"
+}
+
+// run runs every part not skipped and writes the results.
+func run(ctx context.Context, c config) error {
+	if err := os.Chdir(c.root); err != nil {
+		return err
+	}
+	started := time.Now()
+	rep := &report{env: describeMachine(ctx, c), started: started}
+
+	ep, err := startEndpoint()
+	if err != nil {
+		return err
+	}
+	defer ep.close()
+
+	if !c.skip["roundtrip"] {
+		log.Print("round trips and latency")
+		rt, err := runRoundTrips(ctx, c, ep)
+		if err != nil {
+			return fmt.Errorf("round trips: %w", err)
+		}
+		rep.roundtrip = rt
+	}
+	if !c.skip["micro"] {
+		log.Print("CPU and allocations (go test -bench ./bench/micro)")
+		m, err := runMicro(ctx, c)
+		if err != nil {
+			return fmt.Errorf("micro benchmarks: %w", err)
+		}
+		rep.micro = m
+	}
+	if !c.skip["coldstart"] {
+		log.Print("cold start")
+		cs, err := runColdStart(ctx, c, ep)
+		if err != nil {
+			return fmt.Errorf("cold start: %w", err)
+		}
+		rep.coldstart = cs
+	}
+	rep.finished = time.Now()
+	rep.env.loadEnd = loadAverage()
+	if err := rep.writeChart(c.chart); err != nil {
+		return err
+	}
+	if err := rep.writeMarkdown(c.out, c); err != nil {
+		return err
+	}
+	log.Printf("wrote %s and %s in %v", c.out, c.chart, time.Since(started).Round(time.Second))
+	return nil
+}
