@@ -29,3 +29,16 @@ func TestFingerprintJSONRejectsTrailingData(t *testing.T) {
 		t.Errorf("trailing white space is JSON: %v", err)
 	}
 }
+
+// TestWaitersBounded: with InFlight = Wait, every duplicate of an
+// in-flight key polls the store until the first attempt ends, so a client
+// (or an attacker) who sends many copies of one request multiplies the
+// store reads and holds that many invocations open. A Guard needs a bound,
+// Options.MaxWaiters: past it, a duplicate is refused at once with
+// ErrInProgress instead of waiting.
+func TestWaitersBounded(t *testing.T) {
+	t.Skip("the core has no bound on waiters yet: needs Options.MaxWaiters (per Guard, per record key; default 8; " +
+		"past it a duplicate gets ErrInProgress at once, as in Reject mode). Then: hold one attempt in its handler, " +
+		"start 50 Wait duplicates, and check that at most MaxWaiters poll (count memstore Get calls) and the rest " +
+		"return ErrInProgress without a Get.")
+}
