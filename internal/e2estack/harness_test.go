@@ -213,3 +213,42 @@ func TestPollerOnGoaws(t *testing.T) {
 		t.Errorf("good receive counts: %s, want 1 (deleted after success)", got)
 	}
 }
+
+func TestLambdaInvokerSpeaksTheInvokeAPI(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/2015-03-31/functions/":
+			if r.URL.Query().Get("Marker") == "" {
+				_, _ = io.WriteString(w, `{"Functions":[{"FunctionName":"lambdaidem-payments-PaymentsFunctionAB-1"}],"NextMarker":"m"}`)
+				return
+			}
+			_, _ = io.WriteString(w, `{"Functions":[{"FunctionName":"lambdaidem-orders-OrdersFunctionCD-2"}]}`)
+		case r.URL.Path == "/2015-03-31/functions/ok/invocations":
+			_, _ = io.WriteString(w, `{"statusCode":201}`)
+		case r.URL.Path == "/2015-03-31/functions/slow/invocations":
+			w.Header().Set("X-Amz-Function-Error", "Unhandled")
+			_, _ = io.WriteString(w, `{"errorType":"Sandbox.Timedout","errorMessage":"Task timed out"}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	names, err := ListFunctions(t.Context(), srv.URL)
+	if err != nil || len(names) != 2 {
+		t.Fatalf("ListFunctions: %v, %v", names, err)
+	}
+	if fn, err := FindTable(names, "lambdaidem-payments", "PaymentsFunction"); err != nil || fn != names[0] {
+		t.Fatalf("FindTable on functions: %q, %v", fn, err)
+	}
+	inv, err := LambdaInvoker{Endpoint: srv.URL, Function: "ok"}.Invoke(t.Context(), []byte(`{}`))
+	if err != nil || inv.FunctionError != "" || string(inv.Payload) != `{"statusCode":201}` {
+		t.Fatalf("ok: %+v, %v", inv, err)
+	}
+	inv, err = LambdaInvoker{Endpoint: srv.URL, Function: "slow"}.Invoke(t.Context(), []byte(`{}`))
+	if err != nil || inv.FunctionError != "Sandbox.Timedout" || !inv.TimedOut {
+		t.Fatalf("slow: %+v, %v", inv, err)
+	}
+	if _, err := (LambdaInvoker{Endpoint: srv.URL, Function: "missing"}).Invoke(t.Context(), nil); err == nil {
+		t.Fatal("missing function: want an error")
+	}
+}

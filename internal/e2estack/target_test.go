@@ -85,11 +85,12 @@ func TestConfigFromEnvExplainsAMissingOrBrokenOutputsFile(t *testing.T) {
 		t.Fatalf("a missing outputs file: want a hint to deploy first, got %v", err)
 	}
 	cases := map[string]string{
-		"not JSON":        `ApiUrl = x`,
-		"no orders stack": `{"lambdaidem-payments": {"ApiUrl": "https://x.execute-api.us-east-1.amazonaws.com/"}}`,
-		"no DLQ output":   `{"lambdaidem-payments": {"ApiUrl": "https://x.execute-api.us-east-1.amazonaws.com/"}, "lambdaidem-orders": {"QueueUrl": "q"}}`,
-		"bad API URL":     `{"lambdaidem-payments": {"ApiUrl": "https://example.com/"}, "lambdaidem-orders": {"QueueUrl": "q", "DlqUrl": "d"}}`,
-		"not a string":    `{"lambdaidem-payments": {"ApiUrl": 42}}`,
+		"not JSON":          `ApiUrl = x`,
+		"no orders stack":   `{"lambdaidem-payments": {"ApiUrl": "https://x.execute-api.us-east-1.amazonaws.com/"}}`,
+		"no payments stack": `{"lambdaidem-orders": {"QueueUrl": "q", "DlqUrl": "d"}}`,
+		"no DLQ output":     `{"lambdaidem-payments": {"ApiUrl": "https://x.execute-api.us-east-1.amazonaws.com/"}, "lambdaidem-orders": {"QueueUrl": "q"}}`,
+		"bad API URL":       `{"lambdaidem-payments": {"ApiUrl": "https://example.com/"}, "lambdaidem-orders": {"QueueUrl": "q", "DlqUrl": "d"}}`,
+		"not a string":      `{"lambdaidem-payments": {"ApiUrl": 42}}`,
 	}
 	for name, doc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -104,6 +105,18 @@ func TestConfigFromEnvExplainsAMissingOrBrokenOutputsFile(t *testing.T) {
 	}
 	if _, err := ConfigFromEnv(env(map[string]string{EnvTarget: "localstack", EnvEndpoint: "localhost:4566"}), root); err == nil {
 		t.Fatal("an endpoint without a scheme: want an error")
+	}
+}
+
+func TestConfigFromEnvWithoutAnHTTPAPILeavesTheAPIURLEmpty(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "o.json")
+	doc := `{"lambdaidem-payments": {}, "lambdaidem-orders": {"QueueUrl": "q", "DlqUrl": "d"}}`
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ConfigFromEnv(env(map[string]string{EnvTarget: "localstack", EnvOutputs: p}), "/")
+	if err != nil || c.APIURL != "" || c.QueueURL != "q" {
+		t.Fatalf("got %+v, %v; want no API URL (the suite invokes the function itself)", c, err)
 	}
 }
 
