@@ -12,11 +12,6 @@ import (
 	"strings"
 )
 
-// FaultTag is the build tag of the test variant of the example binaries:
-// with it, fault hooks configured by E2E_* environment variables are
-// compiled in. Release builds never carry it.
-const FaultTag = "e2efault"
-
 // BuildOptions configure [Build].
 type BuildOptions struct {
 	// ModuleRoot is the repository root (the folder holding go.mod).
@@ -27,7 +22,7 @@ type BuildOptions struct {
 	Package string
 	// Out is the output folder; the binary is Out/bootstrap. Required.
 	Out string
-	// Tags are build tags besides lambda.norpc (for example [FaultTag]).
+	// Tags are build tags besides lambda.norpc.
 	Tags []string
 }
 

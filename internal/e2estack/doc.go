@@ -5,8 +5,10 @@
 // The embedded stack needs only Go and, on Linux, the AWS Lambda Runtime
 // Interface Emulator:
 //
-//   - [Build] compiles an example's bootstrap the way `make build` does
-//     (optionally with the e2efault tag for fault hooks);
+//   - [Build] compiles an example's bootstrap the way `make build` does:
+//     the functions under test are the release binaries; faults are injected
+//     from outside (a [Hold] on the DynamoDB endpoint stalls a commit, the
+//     emulator's timeout or [Function.KillRuntime] ends the process);
 //   - [StartFunction] runs it under the Runtime Interface Emulator
 //     (aws-lambda-rie), which enforces the function timeout for real; one
 //     instance runs one invocation at a time (use a [Pool] of instances, as
