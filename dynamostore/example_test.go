@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -121,4 +122,48 @@ func ExampleStore_Commit_optimistic() {
 	fmt.Println(out, err, proxy.Calls())
 	// Output:
 	// created <nil> map[TransactWriteItems:1]
+}
+
+// The README's two-minute version: Wrap keeps the handler's signature, so
+// the result goes to lambda.Start unchanged.
+func Example_wrap() {
+	type Order struct {
+		ID    string `json:"order_id"`
+		Total int    `json:"total"`
+	}
+	type Receipt struct {
+		OrderID string `json:"order_id"`
+	}
+	client, stop := exampleClient()
+	defer stop()
+
+	store, err := dynamostore.New(client, "idempotency")
+	if err != nil {
+		panic(err)
+	}
+	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.RetryHorizon = 48 * time.Hour })
+	if err != nil {
+		panic(err)
+	}
+	handler := lambdaidem.Wrap(guard, lambdaidem.Spec[Order, Receipt]{
+		Operation: "CreateOrder",
+		Key:       func(_ context.Context, o Order) (string, error) { return o.ID, nil },
+	}, func(ctx context.Context, o Order) (Receipt, error) {
+		// Committed in ONE transaction with the idempotency record, or not at all.
+		if err := dynamostore.Put(ctx, orderItem(o.ID)); err != nil {
+			return Receipt{}, err
+		}
+		fmt.Println("order", o.ID, "written")
+		return Receipt{OrderID: o.ID}, nil
+	})
+	// lambda.Start(handler)
+
+	for range 2 {
+		r, err := handler(context.Background(), Order{ID: "o-7", Total: 42})
+		fmt.Println(r.OrderID, err)
+	}
+	// Output:
+	// order o-7 written
+	// o-7 <nil>
+	// o-7 <nil>
 }
