@@ -28,10 +28,12 @@ type Receipt struct {
 	Note   string `json:"note"`
 }
 
-var sizes = []struct {
+type size struct {
 	name string
 	n    int
-}{{"1KB", 1 << 10}, {"64KB", 64 << 10}}
+}
+
+func sizes() []size { return []size{{"1KB", 1 << 10}, {"64KB", 64 << 10}} }
 
 // payment returns an event whose JSON encoding is about n bytes.
 func payment(id string, n int) Payment {
@@ -39,14 +41,17 @@ func payment(id string, n int) Payment {
 	return Payment{ID: id, Amount: 4200, Currency: "EUR", Note: strings.Repeat("x", max(0, n-overhead-len(id)))}
 }
 
-var businessValue = []byte(`{"status":"captured"}`)
+const businessValue = `{"status":"captured"}`
 
-// handler writes one business item (a staged Put) and returns a receipt.
-func handler(ctx context.Context, p Payment) (Receipt, error) {
-	if err := memstore.Stage(ctx, memstore.Put{Table: "payments", Key: p.ID, Value: businessValue}); err != nil {
-		return Receipt{}, err
+// newHandler returns a handler that writes one business item (a staged
+// Put of value) and returns a receipt.
+func newHandler(value []byte) func(context.Context, Payment) (Receipt, error) {
+	return func(ctx context.Context, p Payment) (Receipt, error) {
+		if err := memstore.Stage(ctx, memstore.Put{Table: "payments", Key: p.ID, Value: value}); err != nil {
+			return Receipt{}, err
+		}
+		return Receipt{ID: p.ID, Status: "captured", Amount: p.Amount, Note: p.Note}, nil
 	}
-	return Receipt{ID: p.ID, Status: "captured", Amount: p.Amount, Note: p.Note}, nil
 }
 
 // bare is the same handler without a store to write to: the floor the
@@ -55,9 +60,11 @@ func bare(_ context.Context, p Payment) (Receipt, error) {
 	return Receipt{ID: p.ID, Status: "captured", Amount: p.Amount, Note: p.Note}, nil
 }
 
-var spec = lambdaidem.Spec[Payment, Receipt]{
-	Operation: "CreatePayment",
-	Key:       func(_ context.Context, p Payment) (string, error) { return p.ID, nil },
+func spec() lambdaidem.Spec[Payment, Receipt] {
+	return lambdaidem.Spec[Payment, Receipt]{
+		Operation: "CreatePayment",
+		Key:       func(_ context.Context, p Payment) (string, error) { return p.ID, nil },
+	}
 }
 
 func wrapped(b *testing.B, mode lambdaidem.Mode, cacheSize int) (func(context.Context, Payment) (Receipt, error), *memstore.Store) {
@@ -70,7 +77,7 @@ func wrapped(b *testing.B, mode lambdaidem.Mode, cacheSize int) (func(context.Co
 	if err != nil {
 		b.Fatal(err)
 	}
-	return lambdaidem.Wrap(g, spec, handler), store
+	return lambdaidem.Wrap(g, spec(), newHandler([]byte(businessValue))), store
 }
 
 // ids returns n distinct keys, built outside the timed loop.
@@ -88,7 +95,7 @@ const resetEvery = 512
 
 // BenchmarkBare is the handler called directly, without the wrapper.
 func BenchmarkBare(b *testing.B) {
-	for _, sz := range sizes {
+	for _, sz := range sizes() {
 		b.Run(sz.name, func(b *testing.B) {
 			ev := payment("pay-0", sz.n)
 			ctx := context.Background()
@@ -106,7 +113,7 @@ func BenchmarkBare(b *testing.B) {
 // only), handler, staging, outcome encoding and commit.
 func BenchmarkFirst(b *testing.B) {
 	for _, mode := range []lambdaidem.Mode{lambdaidem.ClaimFirst, lambdaidem.Optimistic} {
-		for _, sz := range sizes {
+		for _, sz := range sizes() {
 			b.Run(mode.String()+"/"+sz.name, func(b *testing.B) {
 				keys := ids(resetEvery)
 				events := make([]Payment, len(keys))
@@ -141,7 +148,7 @@ func BenchmarkReplay(b *testing.B) {
 		name  string
 		cache int
 	}{{"store", 0}, {"cache", 64}} {
-		for _, sz := range sizes {
+		for _, sz := range sizes() {
 			b.Run(c.name+"/"+sz.name, func(b *testing.B) {
 				h, _ := wrapped(b, lambdaidem.ClaimFirst, c.cache)
 				ctx := context.Background()
@@ -172,7 +179,7 @@ func BenchmarkRecordKey(b *testing.B) {
 // BenchmarkFingerprint is the fingerprint of the event alone: a Go value
 // (JSON-encoded) and raw JSON (canonicalized first).
 func BenchmarkFingerprint(b *testing.B) {
-	for _, sz := range sizes {
+	for _, sz := range sizes() {
 		ev := payment("pay-0", sz.n)
 		b.Run("value/"+sz.name, func(b *testing.B) {
 			b.ReportAllocs()

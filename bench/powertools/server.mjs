@@ -12,10 +12,12 @@
 //   AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  fake values
 //   BENCH_IDEMPOTENCY_TABLE    Powertools' table (partition key `id`)
 //   BENCH_BUSINESS_TABLE       the business table (partition key `pk`)
+// Both are used in shards: an event's `shard` n picks the tables named
+// `<name>-<n, three digits>`, as on the Go side (bench/cmd/bench).
 //
 // Routes (POST, JSON):
 //   /invoke   {"event": {...}}  -> {"ns": <handler latency>, "result"|"error"}
-//   /baseline {"key": "..."}    -> {"ns": <one plain GetItem>}
+//   /baseline {"key", "shard"}  -> {"ns": <one plain GetItem>}
 //   /burst    {"event": {...}, "n": N}
 //             -> {"results": [{"ns", "error"?}, ...]}: N invocations of the
 //                same event started together in this process
@@ -47,10 +49,7 @@ const client = new DynamoDBClient({
   },
 });
 
-const persistenceStore = new DynamoDBPersistenceLayer({
-  tableName: idempotencyTable,
-  awsSdkV3Client: client,
-});
+const shardTable = (name, shard) => `${name}-${String(shard).padStart(3, '0')}`;
 
 const ran = new Map();
 
@@ -63,7 +62,7 @@ const businessHandler = async (event, _context) => {
   }
   await client.send(
     new PutItemCommand({
-      TableName: businessTable,
+      TableName: shardTable(businessTable, event.shard),
       Item: {
         pk: { S: `payment#${event.id}` },
         amount: { N: String(event.amount) },
@@ -74,10 +73,23 @@ const businessHandler = async (event, _context) => {
   return { id: event.id, status: 'captured', amount: event.amount };
 };
 
-const handler = makeIdempotent(businessHandler, {
-  persistenceStore,
-  config: new IdempotencyConfig({ eventKeyJmesPath: 'id' }),
-});
+// One idempotent handler per shard, each with its persistence layer on
+// that shard's table, built on first use.
+const handlers = new Map();
+const handlerFor = (shard) => {
+  let h = handlers.get(shard);
+  if (!h) {
+    h = makeIdempotent(businessHandler, {
+      persistenceStore: new DynamoDBPersistenceLayer({
+        tableName: shardTable(idempotencyTable, shard),
+        awsSdkV3Client: client,
+      }),
+      config: new IdempotencyConfig({ eventKeyJmesPath: 'id' }),
+    });
+    handlers.set(shard, h);
+  }
+  return h;
+};
 
 // A Lambda context: makeIdempotent reads the remaining time from it to set
 // the in-progress expiry, as it does in Lambda.
@@ -90,7 +102,7 @@ const lambdaContext = (deadline) => ({
 const invokeOnce = async (event) => {
   const start = process.hrtime.bigint();
   try {
-    const result = await handler(event, lambdaContext(Date.now() + 30_000));
+    const result = await handlerFor(event.shard)(event, lambdaContext(Date.now() + 30_000));
     return { ns: Number(process.hrtime.bigint() - start), result };
   } catch (err) {
     return { ns: Number(process.hrtime.bigint() - start), error: `${err.name}: ${err.message}` };
@@ -105,7 +117,7 @@ const routes = {
   },
   async baseline(body) {
     const start = process.hrtime.bigint();
-    await client.send(new GetItemCommand({ TableName: businessTable, Key: { pk: { S: body.key } } }));
+    await client.send(new GetItemCommand({ TableName: shardTable(businessTable, body.shard), Key: { pk: { S: body.key } } }));
     return { ns: Number(process.hrtime.bigint() - start) };
   },
   async ran(body) {

@@ -77,7 +77,7 @@ type roundTrips struct {
 
 func runRoundTrips(ctx context.Context, c config, ep *endpoint) (*roundTrips, error) {
 	client := ep.client()
-	if err := ep.createTables(ctx, client); err != nil {
+	if err := ep.createTables(ctx, client, len(c.latencies)*shardsPerLatency(c)); err != nil {
 		return nil, err
 	}
 	peer, stop, err := startNode(ctx, c.nodeDir, ep.url)
@@ -86,20 +86,15 @@ func runRoundTrips(ctx context.Context, c config, ep *endpoint) (*roundTrips, er
 	}
 	defer stop()
 
-	claimFirst, err := lambdaidemScenario("lambdaidem claim-first", client, lambdaidem.ClaimFirst, 0)
-	if err != nil {
-		return nil, err
+	scenarios := []scenario{
+		bareScenario(client),
+		lambdaidemScenario(scClaimFirst, client, lambdaidem.ClaimFirst, 0),
+		lambdaidemScenario(scOptimistic, client, lambdaidem.Optimistic, 0),
+		lambdaidemScenario(scCached, client, lambdaidem.ClaimFirst, 4096),
+		&nodeScenario{peer: peer},
 	}
-	optimistic, err := lambdaidemScenario("lambdaidem optimistic", client, lambdaidem.Optimistic, 0)
-	if err != nil {
-		return nil, err
-	}
-	cached, err := lambdaidemScenario("lambdaidem claim-first + cache", client, lambdaidem.ClaimFirst, 4096)
-	if err != nil {
-		return nil, err
-	}
-	scenarios := []scenario{bareScenario(client), claimFirst, optimistic, cached, &nodeScenario{peer: peer}}
-	baselines := map[string]baseliner{"go": goBaseline{client}, "node": nodeBaseline{peer}, "go-tx": goTxBaseline{client}}
+	baselines := map[string]baseliner{"go": goBaseline{client}, "node": nodeBaseline{peer}}
+	txBaseline := goTxBaseline{client}
 
 	rt := &roundTrips{versions: map[string]string{
 		"node":                               nodeVersion(ctx),
@@ -113,7 +108,7 @@ func runRoundTrips(ctx context.Context, c config, ep *endpoint) (*roundTrips, er
 	for _, lat := range c.latencies {
 		log.Printf("  %v per call", lat)
 		ep.proxy.SetLatency(lat)
-		run, err := runLatency(ctx, c, ep, lat, scenarios, baselines)
+		run, err := runLatency(ctx, c, ep, lat, len(rt.runs)*shardsPerLatency(c), scenarios, baselines, txBaseline)
 		if err != nil {
 			return nil, fmt.Errorf("%v per call: %w", lat, err)
 		}
@@ -128,13 +123,20 @@ func key(si int, lat time.Duration, phase string, i int) string {
 	return fmt.Sprintf("s%d-%dms-%s-%d", si, lat.Milliseconds(), phase, i)
 }
 
-func runLatency(ctx context.Context, c config, ep *endpoint, lat time.Duration, scenarios []scenario, baselines map[string]baseliner) (latencyRun, error) {
+// shardsPerLatency is how many table shards one latency setting uses: one
+// for the warm-up and baselines, one per shardSize requests, one for the
+// concurrent phase.
+func shardsPerLatency(c config) int { return 2 + (c.requests+shardSize-1)/shardSize }
+
+func runLatency(ctx context.Context, c config, ep *endpoint, lat time.Duration, shard0 int, scenarios []scenario, baselines map[string]baseliner, txBaseline baseliner) (latencyRun, error) {
 	run := latencyRun{latency: lat, baseline: map[string]dist{}, phases: map[string][]*phaseResult{}}
+	warmShard, burstShard := shard0, shard0+shardsPerLatency(c)-1
+	shardOf := func(i int) int { return shard0 + 1 + i/shardSize }
 
 	// Warm up: connections, JIT, caches; not measured.
 	for i := range c.warmup {
 		for si, s := range scenarios {
-			ev := payment{ID: key(si, lat, "warm", i), Amount: 100, Currency: "EUR"}
+			ev := payment{ID: key(si, lat, "warm", i), Amount: 100, Currency: "EUR", Shard: warmShard}
 			for range 2 { // a first request and a duplicate
 				if _, err := s.invoke(ctx, ev); err != nil {
 					return run, fmt.Errorf("warm-up %s: %w", s.name(), err)
@@ -143,12 +145,12 @@ func runLatency(ctx context.Context, c config, ep *endpoint, lat time.Duration, 
 		}
 	}
 
-	// Baseline: one plain GetItem per SDK (and a Go transaction), interleaved.
+	// Baseline: one plain GetItem per SDK, interleaved.
 	sdks := slices.Sorted(maps.Keys(baselines))
 	samples := map[string][]time.Duration{}
 	for i := range c.baseline {
 		for _, sdk := range sdks {
-			d, err := baselines[sdk].getItem(ctx, key(0, lat, "base", i))
+			d, err := baselines[sdk].call(ctx, warmShard, "payment#"+key(0, lat, "warm", i%max(c.warmup, 1)))
 			if err != nil {
 				return run, fmt.Errorf("baseline %s: %w", sdk, err)
 			}
@@ -177,16 +179,28 @@ func runLatency(ctx context.Context, c config, ep *endpoint, lat time.Duration, 
 				}
 			}
 		}
+		var tx []time.Duration
 		for i := range c.requests {
 			for si, s := range scenarios {
 				if err := ctx.Err(); err != nil {
 					return run, err
 				}
-				ev := payment{ID: key(si, lat, phaseFirst, i), Amount: 100 + int64(i), Currency: "EUR"}
+				ev := payment{ID: key(si, lat, phaseFirst, i), Amount: 100 + int64(i), Currency: "EUR", Shard: shardOf(i)}
 				calls0 := ep.proxy.Calls()
 				d, err := s.invoke(ctx, ev)
 				results[si].add(d, err, diff(calls0, ep.proxy.Calls()))
 			}
+			if phase == phaseFirst {
+				// A transaction alone, on tables of the same size, at the same moment.
+				d, err := txBaseline.call(ctx, shardOf(i), key(0, lat, "tx", i))
+				if err != nil {
+					return run, fmt.Errorf("transaction baseline: %w", err)
+				}
+				tx = append(tx, d)
+			}
+		}
+		if phase == phaseFirst {
+			run.baseline["go-tx"] = summarize(tx)
 		}
 		for si, s := range scenarios {
 			total := 0
@@ -204,7 +218,7 @@ func runLatency(ctx context.Context, c config, ep *endpoint, lat time.Duration, 
 
 	// Concurrent duplicates of one new key, each scenario on its own.
 	for si, s := range scenarios {
-		r, err := burst(ctx, ep, s, payment{ID: key(si, lat, "burst", 0), Amount: 500, Currency: "EUR", SleepMs: int(c.sleep.Milliseconds())}, c.contenders)
+		r, err := burst(ctx, ep, s, payment{ID: key(si, lat, "burst", 0), Amount: 500, Currency: "EUR", SleepMs: int(c.sleep.Milliseconds()), Shard: burstShard}, c.contenders)
 		if err != nil {
 			return run, err
 		}

@@ -26,6 +26,8 @@ type payment struct {
 	Amount   int64  `json:"amount"`
 	Currency string `json:"currency"`
 	SleepMs  int    `json:"sleepMs,omitempty"`
+	// Shard picks the tables (see shardTable).
+	Shard int `json:"shard"`
 }
 
 type receipt struct {
@@ -148,7 +150,7 @@ func bareScenario(client *dynamodb.Client) *goScenario {
 		if err := pause(ctx, ev.SleepMs); err != nil {
 			return receipt{}, err
 		}
-		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(businessTable), Item: businessItem(ev)})
+		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(shardTable(businessTable, ev.Shard)), Item: businessItem(ev)})
 		if err != nil {
 			return receipt{}, err
 		}
@@ -158,34 +160,54 @@ func bareScenario(client *dynamodb.Client) *goScenario {
 
 // lambdaidemScenario is the same handler wrapped by lambdaidem over the
 // DynamoDB store; the business PutItem is staged, so it commits in one
-// TransactWriteItems with the record.
-func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.Mode, cacheSize int) (*goScenario, error) {
-	store, err := dynamostore.New(client, lambdaidemTable)
-	if err != nil {
-		return nil, err
-	}
-	g, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
-		o.Mode = mode
-		o.CacheSize = cacheSize
-	})
-	if err != nil {
-		return nil, err
-	}
+// TransactWriteItems with the record. Each shard has its own store (its
+// table) and Guard, built on first use.
+func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.Mode, cacheSize int) *goScenario {
 	runs := &counter{}
-	h := lambdaidem.Wrap(g, lambdaidem.Spec[payment, receipt]{
-		Operation: "CreatePayment",
-		Key:       func(_ context.Context, ev payment) (string, error) { return ev.ID, nil },
-	}, func(ctx context.Context, ev payment) (receipt, error) {
+	var mu sync.Mutex
+	handlers := map[int]func(context.Context, payment) (receipt, error){}
+	business := func(ctx context.Context, ev payment) (receipt, error) {
 		runs.add(ev.ID)
 		if err := pause(ctx, ev.SleepMs); err != nil {
 			return receipt{}, err
 		}
-		if err := dynamostore.Put(ctx, types.Put{TableName: aws.String(businessTable), Item: businessItem(ev)}); err != nil {
+		if err := dynamostore.Put(ctx, types.Put{TableName: aws.String(shardTable(businessTable, ev.Shard)), Item: businessItem(ev)}); err != nil {
 			return receipt{}, err
 		}
 		return receipt{ID: ev.ID, Status: "captured", Amount: ev.Amount}, nil
-	})
-	return &goScenario{label: label, h: h, runs: runs}, nil
+	}
+	spec := lambdaidem.Spec[payment, receipt]{
+		Operation: "CreatePayment",
+		Key:       func(_ context.Context, ev payment) (string, error) { return ev.ID, nil },
+	}
+	handler := func(shard int) (func(context.Context, payment) (receipt, error), error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if h, ok := handlers[shard]; ok {
+			return h, nil
+		}
+		store, err := dynamostore.New(client, shardTable(lambdaidemTable, shard))
+		if err != nil {
+			return nil, err
+		}
+		g, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
+			o.Mode = mode
+			o.CacheSize = cacheSize
+		})
+		if err != nil {
+			return nil, err
+		}
+		h := lambdaidem.Wrap(g, spec, business)
+		handlers[shard] = h
+		return h, nil
+	}
+	return &goScenario{label: label, runs: runs, h: func(ctx context.Context, ev payment) (receipt, error) {
+		h, err := handler(ev.Shard)
+		if err != nil {
+			return receipt{}, err
+		}
+		return h(ctx, ev)
+	}}
 }
 
 // nodeScenario is the Powertools peer, served by bench/powertools/server.mjs.
@@ -238,48 +260,50 @@ func (s *nodeScenario) ran(ctx context.Context, id string) (int, error) {
 	return out.Ran, err
 }
 
-// baseliner measures one plain GetItem with an SDK.
+// baseliner measures one plain call with an SDK.
 type baseliner interface {
-	getItem(ctx context.Context, key string) (time.Duration, error)
+	call(ctx context.Context, shard int, key string) (time.Duration, error)
 }
 
 type goBaseline struct{ client *dynamodb.Client }
 
-func (b goBaseline) getItem(ctx context.Context, key string) (time.Duration, error) {
+func (b goBaseline) call(ctx context.Context, shard int, key string) (time.Duration, error) {
 	start := time.Now()
 	_, err := b.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(businessTable),
+		TableName: aws.String(shardTable(businessTable, shard)),
 		Key:       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: key}},
 	})
 	return time.Since(start), err
 }
 
 // goTxBaseline is one TransactWriteItems with the Go SDK, shaped like an
-// optimistic commit: a conditional Put of a record and a business Put. It
+// optimistic commit: a conditional Put of a record asking for ALL_OLD, a
+// business Put and a ClientRequestToken. It
 // is not a per-call baseline: it shows what the endpoint charges for a
 // transaction over a single write.
 type goTxBaseline struct{ client *dynamodb.Client }
 
-func (b goTxBaseline) getItem(ctx context.Context, key string) (time.Duration, error) {
+func (b goTxBaseline) call(ctx context.Context, shard int, key string) (time.Duration, error) {
 	start := time.Now()
-	_, err := b.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	_, err := b.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String("baseline-" + key), TransactItems: []types.TransactWriteItem{
 		{Put: &types.Put{
-			TableName:           aws.String(lambdaidemTable),
-			Item:                map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "baseline#" + key}, "status": &types.AttributeValueMemberS{Value: "COMPLETED"}},
-			ConditionExpression: aws.String("attribute_not_exists(id)"),
+			TableName:                           aws.String(shardTable(lambdaidemTable, shard)),
+			Item:                                map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "baseline#" + key}, "status": &types.AttributeValueMemberS{Value: "COMPLETED"}},
+			ConditionExpression:                 aws.String("attribute_not_exists(id)"),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
-		{Put: &types.Put{TableName: aws.String(businessTable), Item: businessItem(payment{ID: "baseline-" + key, Amount: 1, Currency: "EUR"})}},
+		{Put: &types.Put{TableName: aws.String(shardTable(businessTable, shard)), Item: businessItem(payment{ID: "baseline-" + key, Amount: 1, Currency: "EUR"})}},
 	}})
 	return time.Since(start), err
 }
 
 type nodeBaseline struct{ peer *nodePeer }
 
-func (b nodeBaseline) getItem(ctx context.Context, key string) (time.Duration, error) {
+func (b nodeBaseline) call(ctx context.Context, shard int, key string) (time.Duration, error) {
 	var out struct {
 		NS int64 `json:"ns"`
 	}
-	err := b.peer.post(ctx, "baseline", map[string]string{"key": key}, &out)
+	err := b.peer.post(ctx, "baseline", map[string]any{"key": key, "shard": shard}, &out)
 	return time.Duration(out.NS), err
 }
 
