@@ -5,12 +5,12 @@ GO      ?= go
 ARCHES  ?= arm64 amd64
 EXAMPLES = api-gateway sqs
 
-.PHONY: all test fmt-check vet unit cdk-test build synth deploy clean
+.PHONY: all test fmt-check vet unit cdk-test e2e demo run build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
 
 all: test
 
 ## test: formatting, vet, the race-enabled unit and integration tests, the CDK tests
-test: fmt-check vet unit cdk-test
+test: fmt-check vet unit cdk-test e2e
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -25,6 +25,25 @@ unit:
 cdk-test:
 	@command -v node >/dev/null || { echo "node is required by the CDK's Go bindings (jsii)"; exit 1; }
 	cd cdk && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## demo: the main job, narrated, on the embedded stack (only Go needed; Linux)
+demo:
+	$(GO) run ./cmd/demo
+
+## run: the payments API on http://127.0.0.1:8080 over an in-process DynamoDB
+run:
+	$(GO) run ./examples/api-gateway/devserver
+
+## e2e: the examples under the Lambda Runtime Interface Emulator, end to end (Linux)
+e2e:
+	$(GO) vet -tags e2e ./e2e/
+	$(GO) test -race -tags e2e -count=1 -timeout 5m ./e2e/
+
+## localstack-*: the same suite against the CDK app deployed to LocalStack (needs Docker; see localstack/README.md)
+localstack-up:     ; ./localstack/up.sh
+localstack-deploy: ; ./localstack/deploy.sh
+localstack-e2e:    ; ./localstack/e2e.sh
+localstack-down:   ; ./localstack/down.sh
 
 ## build: Lambda bootstrap zips for provided.al2023 (build/<example>-<arch>.zip)
 build:
