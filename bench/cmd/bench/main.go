@@ -64,9 +64,9 @@ func main() {
 	flag.IntVar(&c.baseline, "baseline", 100, "plain GetItem calls per SDK for the baseline")
 	flag.DurationVar(&c.sleep, "handler-sleep", 50*time.Millisecond, "handler work in the concurrent phase")
 	flag.StringVar(&latencies, "latency", "0ms,5ms", "per-call latencies added by the proxy")
-	flag.IntVar(&c.starts, "starts", 7, "cold starts per bootstrap under the RIE")
-	flag.StringVar(&c.benchtime, "benchtime", "400ms", "go test -benchtime for the micro benchmarks")
-	flag.IntVar(&c.benchCount, "count", 3, "go test -count for the micro benchmarks (the median is reported)")
+	flag.IntVar(&c.starts, "starts", 9, "cold starts per bootstrap under the RIE")
+	flag.StringVar(&c.benchtime, "benchtime", "500ms", "go test -benchtime for the micro benchmarks")
+	flag.IntVar(&c.benchCount, "count", 5, "runs of the micro benchmarks (the median and the fastest are reported)")
 	flag.StringVar(&skip, "skip", "", "comma-separated parts to skip: roundtrip, micro, coldstart")
 	flag.Parse()
 	for _, s := range strings.Split(latencies, ",") {
