@@ -267,9 +267,14 @@ func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error, verdict
 }
 
 // wait polls an in-progress record until it is resolved or the wait ends.
+// At most Options.MaxWaiters calls wait on one key at once.
 func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error, verdict) {
 	var zero Out
 	opts := &o.g.opts
+	if !o.g.waiters.enter(o.key, opts.MaxWaiters) {
+		return zero, o.conflict(ctx, ErrInProgress, rec), answered
+	}
+	defer o.g.waiters.leave(o.key)
 	deadline := opts.Now().Add(opts.WaitTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d

@@ -112,6 +112,12 @@ type Options struct {
 	// Default 50ms.
 	PollInterval time.Duration
 
+	// MaxWaiters bounds how many Wait duplicates of one in-flight key poll
+	// at once in this process; past it, a duplicate gets [ErrInProgress] at
+	// once, as in Reject mode. It keeps a burst of copies of one request
+	// from multiplying store reads and held invocations. Default 8.
+	MaxWaiters int
+
 	// MaxKeySize caps the idempotency key's length in bytes. Default 255.
 	MaxKeySize int
 
@@ -154,9 +160,10 @@ type Options struct {
 // Guard makes operations idempotent with a [Store]. It is safe for
 // concurrent use; build one at start-up and share it.
 type Guard struct {
-	store Store
-	opts  Options
-	cache *cache
+	store   Store
+	opts    Options
+	cache   *cache
+	waiters waiters
 }
 
 // New returns a Guard over store with the options applied to the defaults.
@@ -172,7 +179,7 @@ func New(store Store, optFns ...func(*Options)) (*Guard, error) {
 	if err := o.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Guard{store: store, opts: o, cache: newCache(o.CacheSize)}, nil
+	return &Guard{store: store, opts: o, cache: newCache(o.CacheSize), waiters: waiters{n: map[string]int{}}}, nil
 }
 
 // Options returns a copy of the Guard's options, defaults filled in.
@@ -207,6 +214,7 @@ func (o *Options) setDefaults() error {
 		{"MaxKeySize", &o.MaxKeySize, 255},
 		{"MaxOutcomeSize", &o.MaxOutcomeSize, 300_000},
 		{"CacheSize", &o.CacheSize, 0},
+		{"MaxWaiters", &o.MaxWaiters, 8},
 	}
 	for _, n := range ints {
 		if *n.v < 0 {

@@ -1,7 +1,11 @@
 package lambdaidem_test
 
 import (
+	"context"
+	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
@@ -37,8 +41,61 @@ func TestFingerprintJSONRejectsTrailingData(t *testing.T) {
 // Options.MaxWaiters: past it, a duplicate is refused at once with
 // ErrInProgress instead of waiting.
 func TestWaitersBounded(t *testing.T) {
-	t.Skip("the core has no bound on waiters yet: needs Options.MaxWaiters (per Guard, per record key; default 8; " +
-		"past it a duplicate gets ErrInProgress at once, as in Reject mode). Then: hold one attempt in its handler, " +
-		"start 50 Wait duplicates, and check that at most MaxWaiters poll (count memstore Get calls) and the rest " +
-		"return ErrInProgress without a Get.")
+	const maxWaiters, duplicates = 3, 50
+	f := newFixture(t, func(o *lambdaidem.Options) {
+		o.InFlight = lambdaidem.Wait
+		o.MaxWaiters = maxWaiters
+		o.WaitTimeout = time.Minute
+		o.Now = time.Now
+	})
+	claimed, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error)
+	go func() {
+		_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
+			close(claimed)
+			<-release
+			return "first", nil
+		})
+		first <- err
+	}()
+	<-claimed
+
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	results := make(chan error, duplicates)
+	for range duplicates {
+		wg.Go(func() {
+			<-start
+			_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
+				t.Error("a duplicate ran while the first was in flight")
+				return "", nil
+			})
+			results <- err
+		})
+	}
+	close(start)
+	// The refused duplicates return at once; the admitted ones wait.
+	refused := 0
+	for refused < duplicates-maxWaiters {
+		select {
+		case err := <-results:
+			if !errors.Is(err, lambdaidem.ErrInProgress) {
+				t.Fatalf("refused duplicate = %v; want ErrInProgress", err)
+			}
+			refused++
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d duplicates were refused; want %d (all but MaxWaiters)", refused, duplicates-maxWaiters)
+		}
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(results)
+	for err := range results {
+		if err != nil {
+			t.Fatalf("admitted waiter = %v; want the replay", err)
+		}
+	}
 }
