@@ -5,7 +5,7 @@ GO      ?= go
 ARCHES  ?= arm64 amd64
 EXAMPLES = api-gateway sqs
 
-.PHONY: all test fmt-check vet unit cdk-test e2e demo run build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
+.PHONY: all test fmt-check vet unit cdk-test e2e demo run chaos fuzz build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
 
 all: test
 
@@ -44,6 +44,18 @@ localstack-up:     ; ./localstack/up.sh
 localstack-deploy: ; ./localstack/deploy.sh
 localstack-e2e:    ; ./localstack/e2e.sh
 localstack-down:   ; ./localstack/down.sh
+
+## chaos: the long randomized fault-injection run (~7 min; a bounded run is part of make test)
+chaos:
+	$(GO) run ./chaos/cmd/chaos -ops 20000 -seed $${CHAOS_SEED:-42} -powertools 20
+
+## fuzz: each fuzz target for FUZZTIME (seed corpora run in make test)
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test ./dynamostore -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzKeyAndFingerprint$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzRequestParsing$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lambdaidem/sqsbatch -run '^$$' -fuzz '^FuzzBatch$$' -fuzztime $(FUZZTIME)
 
 ## build: Lambda bootstrap zips for provided.al2023 (build/<example>-<arch>.zip)
 build:
