@@ -343,21 +343,20 @@ func testRecommitReportsOwnCompletion(t *testing.T, h Harness) {
 	}
 }
 
-func testConcurrentClaimsOneWinner(t *testing.T, h Harness) {
-	key := newKey()
-	const n = 20
+// contenders are how many synchronized callers race for one record.
+const contenders = 20
+
+// race runs try for tokens T0…T19 released together and returns the tokens
+// for which try reported a win.
+func race(try func(token string) bool) []string {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	wins := make(chan string, n)
-	for i := range n {
+	wins := make(chan string, contenders)
+	for i := range contenders {
 		wg.Go(func() {
-			<-start
 			token := fmt.Sprintf("T%d", i)
-			_, ok, err := h.Store.Claim(context.Background(), claimAt(key, token, t0))
-			if err != nil {
-				t.Errorf("Claim: %v", err)
-			}
-			if ok {
+			<-start
+			if try(token) {
 				wins <- token
 			}
 		})
@@ -369,6 +368,18 @@ func testConcurrentClaimsOneWinner(t *testing.T, h Harness) {
 	for w := range wins {
 		winners = append(winners, w)
 	}
+	return winners
+}
+
+func testConcurrentClaimsOneWinner(t *testing.T, h Harness) {
+	key := newKey()
+	winners := race(func(token string) bool {
+		_, ok, err := h.Store.Claim(context.Background(), claimAt(key, token, t0))
+		if err != nil {
+			t.Errorf("Claim: %v", err)
+		}
+		return ok
+	})
 	if len(winners) != 1 {
 		t.Fatalf("%d contenders claimed the record (%v); want exactly 1", len(winners), winners)
 	}
@@ -377,38 +388,22 @@ func testConcurrentClaimsOneWinner(t *testing.T, h Harness) {
 
 func testConcurrentOptimisticOneWinner(t *testing.T, h Harness) {
 	key := newKey()
-	const n = 20
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	wins := make(chan string, n)
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			token := fmt.Sprintf("T%d", i)
-			c := commitAt(key, token, t0, h.Effect(key+"/"+token))
-			c.Claim = true
-			cur, ok, err := h.Store.Commit(context.Background(), c)
-			switch {
-			case err != nil:
-				t.Errorf("Commit: %v", err)
-			case ok:
-				wins <- token
-			case cur.Status != lambdaidem.StatusCompleted:
-				t.Errorf("refused Commit reports %+v; want the winner's completed record", cur)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	close(wins)
-	var winners []string
-	for w := range wins {
-		winners = append(winners, w)
-	}
+	winners := race(func(token string) bool {
+		c := commitAt(key, token, t0, h.Effect(key+"/"+token))
+		c.Claim = true
+		cur, ok, err := h.Store.Commit(context.Background(), c)
+		switch {
+		case err != nil:
+			t.Errorf("Commit: %v", err)
+		case !ok && cur.Status != lambdaidem.StatusCompleted:
+			t.Errorf("refused Commit reports %+v; want the winner's completed record", cur)
+		}
+		return ok
+	})
 	if len(winners) != 1 {
 		t.Fatalf("%d optimistic commits won (%v); want exactly 1", len(winners), winners)
 	}
-	for i := range n {
+	for i := range contenders {
 		token := fmt.Sprintf("T%d", i)
 		if written := h.Written(t, key+"/"+token); written != (token == winners[0]) {
 			t.Errorf("effect of %s written = %v; want only the winner's", token, written)
