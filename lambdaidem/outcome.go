@@ -1,6 +1,7 @@
 package lambdaidem
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,12 +19,23 @@ type storedError struct {
 	Message string `json:"message"`
 }
 
+// valuePrefix and valueSuffix frame a stored value: the bytes
+// json.Marshal(envelope{Value: v}) gives for a compact v, written directly
+// so that the value is not scanned a second time.
+const (
+	valuePrefix = `{"value":`
+	valueSuffix = `}`
+)
+
 func encodeValue[Out any](out Out) ([]byte, error) {
 	v, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("lambdaidem: encode outcome: %w", err)
 	}
-	return json.Marshal(envelope{Value: v})
+	data := make([]byte, 0, len(valuePrefix)+len(v)+len(valueSuffix))
+	data = append(data, valuePrefix...)
+	data = append(data, v...)
+	return append(data, valueSuffix...), nil
 }
 
 func encodeError(err error) ([]byte, error) {
@@ -42,6 +54,15 @@ func errorType(err error) string {
 // decodeOutcome turns a stored outcome back into the handler's result.
 func decodeOutcome[Out any](data []byte) (Out, error) {
 	var out Out
+	// Fast path: a value as encodeValue frames it. The inner slice of any
+	// other envelope is not a JSON document (it holds a top-level comma), so
+	// it fails here and takes the general path.
+	if inner, ok := bytes.CutPrefix(data, []byte(valuePrefix)); ok {
+		if inner, ok := bytes.CutSuffix(inner, []byte(valueSuffix)); ok && json.Unmarshal(inner, &out) == nil {
+			return out, nil
+		}
+		out = *new(Out)
+	}
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
 		return out, fmt.Errorf("lambdaidem: decode stored outcome: %w", err)
