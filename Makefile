@@ -5,7 +5,7 @@ GO      ?= go
 ARCHES  ?= arm64 amd64
 EXAMPLES = api-gateway sqs
 
-.PHONY: all test fmt-check vet unit cdk-test e2e demo run chaos fuzz build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
+.PHONY: all test fmt-check vet unit cdk-test e2e demo run bench chaos fuzz build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
 
 all: test
 
@@ -44,6 +44,16 @@ localstack-up:     ; ./localstack/up.sh
 localstack-deploy: ; ./localstack/deploy.sh
 localstack-e2e:    ; ./localstack/e2e.sh
 localstack-down:   ; ./localstack/down.sh
+
+## bench: DynamoDB round trips and latency side by side with Powertools (TypeScript), CPU and
+## allocations per invocation, cold start under the RIE -> bench/RESULTS.md and bench/latency.png
+RIE_VERSION = v0.0.0-20261030222936-bef5c4ba774d
+bench:
+	@command -v node >/dev/null || { echo "node is required for the Powertools peer"; exit 1; }
+	cd bench/powertools && npm ci --no-audit --no-fund
+	@rie="$$($(GO) env GOPATH)/bin/aws-lambda-rie"; test -x "$$rie" || \
+	  $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+	$(GO) run ./bench/cmd/bench -rie "$$($(GO) env GOPATH)/bin/aws-lambda-rie"
 
 ## chaos: the long randomized fault-injection run (~7 min; a bounded run is part of make test)
 chaos:
