@@ -2,6 +2,7 @@ package apigw
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
@@ -61,11 +62,13 @@ func principalURL(rc *events.LambdaFunctionURLRequestContext) string {
 	return iamPrincipal(rc.Authorizer.IAM.UserARN, rc.Authorizer.IAM.CallerID)
 }
 
+// jwtPrincipal is the issuer, quoted so that no issuer and subject can
+// join into another pair's principal, and the subject.
 func jwtPrincipal(iss, sub string) string {
 	if sub == "" {
 		return ""
 	}
-	return "jwt:" + iss + "|" + sub
+	return "jwt:" + strconv.Quote(iss) + "|" + sub
 }
 
 // lambdaPrincipal reads a Lambda authorizer's context: its principalId

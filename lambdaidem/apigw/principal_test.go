@@ -17,10 +17,10 @@ func TestPrincipalFromAuthorizerContexts(t *testing.T) {
 		want    string
 	}{
 		{"v1-rest-lambda-authorizer.json", "lambda:merchant-42"},
-		{"v1-rest-cognito.json", "jwt:https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEfGhI|0a1b2c3d-4e5f-6789-abcd-ef0123456789"},
+		{"v1-rest-cognito.json", `jwt:"https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEfGhI"|0a1b2c3d-4e5f-6789-abcd-ef0123456789`},
 		{"v1-rest-iam.json", "iam:arn:aws:iam::123456789012:user/checkout-service"},
 		{"v1-rest-apikey.json", "apikey:a1b2c3d4e5"},
-		{"v2-http-jwt.json", "jwt:https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEfGhI|3f1c9a7e-2b4d-4e6f-8a1b-9c0d2e3f4a5b"},
+		{"v2-http-jwt.json", `jwt:"https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEfGhI"|3f1c9a7e-2b4d-4e6f-8a1b-9c0d2e3f4a5b`},
 		{"v2-http-lambda-authorizer.json", "lambda#"}, // a context without a principal: its hash
 		{"v2-http-iam.json", "iam:arn:aws:sts::123456789012:assumed-role/checkout/checkout"},
 		{"v2-http-anonymous.json", ""},
