@@ -26,14 +26,33 @@ const (
 	ContextPaymentsTTL = "paymentsTtl"
 	// ContextDestroyTables, "true", gives every table RemovalPolicy DESTROY.
 	ContextDestroyTables = "destroyTables"
+	// ContextArch is both functions' architecture: "arm64" (default) or
+	// "amd64" (Lambda's x86_64). It also picks the default zips.
+	ContextArch = "arch"
+	// ContextHTTPAPI, "false", leaves the HTTP API (its routes and JWT
+	// authorizer) out of the payments stack: the function is then reached
+	// through the Lambda Invoke API (output PaymentsFunctionName), as on
+	// LocalStack's community image, which has no API Gateway v2. Default true.
+	ContextHTTPAPI = "httpApi"
 )
 
 // Defaults of [Config], relative to the cdk/ folder (the app's working
-// directory): the zips `make build` writes.
+// directory): the zips `make build` writes, for the default architecture
+// [ArchARM64]. With [ContextArch] amd64 the defaults are the -amd64 zips
+// (see [DefaultZips]).
 const (
 	DefaultPaymentsZip = "../build/api-gateway-arm64.zip"
 	DefaultOrdersZip   = "../build/sqs-arm64.zip"
 )
+
+// DefaultZips returns the zips `make build ARCHES=<arch>` writes for the
+// payments and orders functions, relative to the cdk/ folder.
+func DefaultZips(arch string) (payments, orders string) {
+	if arch == "" {
+		arch = ArchARM64
+	}
+	return "../build/api-gateway-" + arch + ".zip", "../build/sqs-" + arch + ".zip"
+}
 
 // Stack ids (and CloudFormation stack names) of the app.
 const (
@@ -57,11 +76,17 @@ type Config struct {
 	// DestroyTables gives every table RemovalPolicy DESTROY
 	// ([ContextDestroyTables]).
 	DestroyTables bool
+	// Arch is both functions' architecture ([ContextArch]): [ArchARM64]
+	// (default) or [ArchAMD64].
+	Arch string
+	// HTTPAPI puts the HTTP API in the payments stack ([ContextHTTPAPI]);
+	// default true.
+	HTTPAPI bool
 }
 
 // ConfigFromContext reads [Config] from node's context, applying the defaults.
 func ConfigFromContext(node constructs.Node) (Config, error) {
-	c := Config{PaymentsZip: DefaultPaymentsZip, OrdersZip: DefaultOrdersZip}
+	c := Config{Arch: ArchARM64, HTTPAPI: true}
 	str := func(key string) (string, error) {
 		switch v := node.TryGetContext(&key).(type) {
 		case nil:
@@ -74,6 +99,17 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 			return "", fmt.Errorf("context %q: want a string, got %T", key, v)
 		}
 	}
+	arch, err := str(ContextArch)
+	if err != nil {
+		return c, err
+	}
+	if arch != "" {
+		if _, err := lambdaArchitecture(arch); err != nil {
+			return c, fmt.Errorf("context %q: %w", ContextArch, err)
+		}
+		c.Arch = arch
+	}
+	c.PaymentsZip, c.OrdersZip = DefaultZips(c.Arch)
 	for key, dst := range map[string]*string{ContextPaymentsZip: &c.PaymentsZip, ContextOrdersZip: &c.OrdersZip} {
 		s, err := str(key)
 		if err != nil {
@@ -83,7 +119,6 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 			*dst = s
 		}
 	}
-	var err error
 	if c.JWTIssuer, err = str(ContextJWTIssuer); err != nil {
 		return c, err
 	}
@@ -125,6 +160,15 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 			return c, fmt.Errorf("context %q: %w", ContextDestroyTables, err)
 		}
 	}
+	httpAPI, err := str(ContextHTTPAPI)
+	if err != nil {
+		return c, err
+	}
+	if httpAPI != "" {
+		if c.HTTPAPI, err = strconv.ParseBool(httpAPI); err != nil {
+			return c, fmt.Errorf("context %q: %w", ContextHTTPAPI, err)
+		}
+	}
 	return c, nil
 }
 
@@ -135,9 +179,15 @@ func Build(app awscdk.App) error {
 	if err != nil {
 		return err
 	}
+	desc := "lambdaidem example: HTTP API payments with idempotency"
+	if !c.HTTPAPI {
+		desc = "lambdaidem example: payments with idempotency (no HTTP API: invoke the function)"
+	}
 	if _, err := NewPaymentsStack(app, PaymentsStackID, PaymentsProps{
-		StackProps:    awscdk.StackProps{Description: strPtr("lambdaidem example: HTTP API payments with idempotency")},
+		StackProps:    awscdk.StackProps{Description: strPtr(desc)},
 		CodeZip:       c.PaymentsZip,
+		Arch:          c.Arch,
+		NoHTTPAPI:     !c.HTTPAPI,
 		JWTIssuer:     c.JWTIssuer,
 		JWTAudience:   c.JWTAudience,
 		TTL:           c.PaymentsTTL,
@@ -148,6 +198,7 @@ func Build(app awscdk.App) error {
 	_, err = NewOrdersStack(app, OrdersStackID, OrdersProps{
 		StackProps:    awscdk.StackProps{Description: strPtr("lambdaidem example: SQS orders with idempotency")},
 		CodeZip:       c.OrdersZip,
+		Arch:          c.Arch,
 		DestroyTables: c.DestroyTables,
 	})
 	return err

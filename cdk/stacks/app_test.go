@@ -23,27 +23,56 @@ func TestConfigFromContext(t *testing.T) {
 		{
 			name:    "defaults: the zips make build writes",
 			context: nil,
-			want:    stacks.Config{PaymentsZip: "../build/api-gateway-arm64.zip", OrdersZip: "../build/sqs-arm64.zip"},
+			want: stacks.Config{
+				PaymentsZip: "../build/api-gateway-arm64.zip", OrdersZip: "../build/sqs-arm64.zip",
+				Arch: "arm64", HTTPAPI: true,
+			},
 		},
 		{
 			name: "every key, as the CLI's -c passes them (strings)",
 			context: map[string]any{
 				"paymentsZip": "/tmp/p.zip", "ordersZip": "/tmp/o.zip",
 				"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments, admin",
-				"paymentsTtl": "48h", "destroyTables": "true",
+				"paymentsTtl": "48h", "destroyTables": "true", "arch": "amd64", "httpApi": "false",
 			},
 			want: stacks.Config{
 				PaymentsZip: "/tmp/p.zip", OrdersZip: "/tmp/o.zip",
 				JWTIssuer: "https://issuer.example.com/", JWTAudience: []string{"payments", "admin"},
-				PaymentsTTL: 48 * time.Hour, DestroyTables: true,
+				PaymentsTTL: 48 * time.Hour, DestroyTables: true, Arch: "amd64", HTTPAPI: false,
 			},
 		},
 		{
-			name:    "audience as a JSON list and a boolean, as cdk.json holds them",
-			context: map[string]any{"jwtAudience": []any{"payments"}, "destroyTables": false},
+			name:    "arch amd64 picks the amd64 zips make build writes",
+			context: map[string]any{"arch": "amd64"},
+			want: stacks.Config{
+				PaymentsZip: "../build/api-gateway-amd64.zip", OrdersZip: "../build/sqs-amd64.zip",
+				Arch: "amd64", HTTPAPI: true,
+			},
+		},
+		{
+			name:    "arch arm64 explicitly",
+			context: map[string]any{"arch": "arm64", "httpApi": true},
 			want: stacks.Config{
 				PaymentsZip: "../build/api-gateway-arm64.zip", OrdersZip: "../build/sqs-arm64.zip",
-				JWTAudience: []string{"payments"},
+				Arch: "arm64", HTTPAPI: true,
+			},
+		},
+		{
+			name:    "an unknown arch",
+			context: map[string]any{"arch": "x86_64"},
+			wantErr: `context "arch": architecture "x86_64": want "arm64" or "amd64"`,
+		},
+		{
+			name:    "httpApi that is not a boolean",
+			context: map[string]any{"httpApi": "no"},
+			wantErr: `context "httpApi": strconv.ParseBool: parsing "no": invalid syntax`,
+		},
+		{
+			name:    "audience as a JSON list and a boolean, as cdk.json holds them",
+			context: map[string]any{"jwtAudience": []any{"payments"}, "destroyTables": false, "httpApi": false},
+			want: stacks.Config{
+				PaymentsZip: "../build/api-gateway-arm64.zip", OrdersZip: "../build/sqs-arm64.zip",
+				JWTAudience: []string{"payments"}, Arch: "arm64",
 			},
 		},
 		{
@@ -84,10 +113,11 @@ func TestBuildAddsBothStacksFromContext(t *testing.T) {
 	assert.Len(t, payments.OfType("AWS::ApiGatewayV2::Authorizer"), 1)
 	vars := payments.One(t, "AWS::Lambda::Function", "PaymentsFunction").Properties["Environment"].(map[string]any)["Variables"]
 	assert.Equal(t, "48h0m0s", vars.(map[string]any)["IDEMPOTENCY_TTL"])
-	assert.Equal(t, []string{"ApiUrl"}, payments.Outputs())
+	assert.Equal(t, []string{"ApiUrl", "PaymentsFunctionName"}, payments.Outputs())
+	assert.Equal(t, []any{"arm64"}, payments.One(t, "AWS::Lambda::Function", "PaymentsFunction").Properties["Architectures"])
 
 	orders := cdktest.Synth(t, stackOf(t, app, "lambdaidem-orders"))
-	assert.Equal(t, []string{"DlqUrl", "QueueUrl"}, orders.Outputs())
+	assert.Equal(t, []string{"DlqUrl", "OrdersFunctionName", "QueueUrl"}, orders.Outputs())
 
 	assembly := app.Synth(nil)
 	names := []string{}
@@ -95,6 +125,64 @@ func TestBuildAddsBothStacksFromContext(t *testing.T) {
 		names = append(names, *s.StackName())
 	}
 	assert.ElementsMatch(t, []string{"lambdaidem-payments", "lambdaidem-orders"}, names)
+}
+
+func TestBuildAppliesArchAndHTTPAPIFromContext(t *testing.T) {
+	tests := []struct {
+		name     string
+		context  map[string]any
+		wantArch string
+		wantAPI  bool
+	}{
+		{name: "defaults", context: map[string]any{}, wantArch: "arm64", wantAPI: true},
+		{name: "arch arm64", context: map[string]any{"arch": "arm64"}, wantArch: "arm64", wantAPI: true},
+		{name: "arch amd64 (x86_64)", context: map[string]any{"arch": "amd64"}, wantArch: "x86_64", wantAPI: true},
+		{
+			name:     "LocalStack's: amd64 and no HTTP API, even with a JWT authorizer configured",
+			context:  map[string]any{"arch": "amd64", "httpApi": "false", "jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments"},
+			wantArch: "x86_64", wantAPI: false,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			zip := cdktest.DummyZip(t)
+			tt.context["paymentsZip"], tt.context["ordersZip"] = zip, zip
+			app := cdktest.NewApp(t, tt.context)
+			require.NoError(t, stacks.Build(app))
+			payments := cdktest.Synth(t, stackOf(t, app, "lambdaidem-payments"))
+			orders := cdktest.Synth(t, stackOf(t, app, "lambdaidem-orders"))
+
+			for _, fn := range []cdktest.Resource{
+				payments.One(t, "AWS::Lambda::Function", "PaymentsFunction"),
+				orders.One(t, "AWS::Lambda::Function", "OrdersFunction"),
+			} {
+				assert.Equal(t, []any{tt.wantArch}, fn.Properties["Architectures"], fn.LogicalID)
+			}
+			fn := payments.One(t, "AWS::Lambda::Function", "PaymentsFunction")
+			assert.Equal(t, cdktest.Ref(fn.LogicalID), payments.Output(t, "PaymentsFunctionName"))
+			ofn := orders.One(t, "AWS::Lambda::Function", "OrdersFunction")
+			assert.Equal(t, cdktest.Ref(ofn.LogicalID), orders.Output(t, "OrdersFunctionName"))
+			assert.Equal(t, []string{"DlqUrl", "OrdersFunctionName", "QueueUrl"}, orders.Outputs())
+
+			if tt.wantAPI {
+				assert.Len(t, payments.OfType("AWS::ApiGatewayV2::Api"), 1)
+				assert.Equal(t, []string{"ApiUrl", "PaymentsFunctionName"}, payments.Outputs())
+				return
+			}
+			for _, r := range payments.Resources {
+				assert.NotContains(t, r.Type, "AWS::ApiGatewayV2::", r.LogicalID)
+			}
+			assert.Empty(t, payments.OfType("AWS::ApiGatewayV2::Api"))
+			assert.Empty(t, payments.OfType("AWS::Lambda::Permission"), "no API to allow invoking the function")
+			assert.Equal(t, []string{"PaymentsFunctionName"}, payments.Outputs(), "no ApiUrl")
+		})
+	}
+}
+
+func TestBuildRefusesAnUnknownArch(t *testing.T) {
+	zip := cdktest.DummyZip(t)
+	app := cdktest.NewApp(t, map[string]any{"paymentsZip": zip, "ordersZip": zip, "arch": "x86_64"})
+	assert.EqualError(t, stacks.Build(app), `context "arch": architecture "x86_64": want "arm64" or "amd64"`)
 }
 
 func TestBuildReportsAMissingZip(t *testing.T) {

@@ -27,16 +27,41 @@ func BusinessTableActions() []string {
 	}
 }
 
+// Architectures of the example functions, named as Go names them (GOARCH):
+// the zips `make build ARCHES=...` writes are build/<example>-<arch>.zip.
+const (
+	ArchARM64 = "arm64" // Lambda's arm64 (Graviton); the default
+	ArchAMD64 = "amd64" // Lambda's x86_64
+)
+
+// lambdaArchitecture maps an architecture name ([ArchARM64], [ArchAMD64]; ""
+// is [ArchARM64]) to Lambda's.
+func lambdaArchitecture(arch string) (awslambda.Architecture, error) {
+	switch arch {
+	case "", ArchARM64:
+		return awslambda.Architecture_ARM_64(), nil
+	case ArchAMD64:
+		return awslambda.Architecture_X86_64(), nil
+	}
+	return nil, fmt.Errorf("architecture %q: want %q or %q", arch, ArchARM64, ArchAMD64)
+}
+
 // functionProps describes one example function.
 type functionProps struct {
 	codeZip    string // path of a zip holding the bootstrap binary
 	contextKey string // the context key that overrides codeZip, for messages
+	arch       string // ArchARM64 ("" too) or ArchAMD64
 	timeout    time.Duration
 }
 
-// newGoFunction creates a provided.al2023 arm64 function whose code is the zip
-// at p.codeZip, refusing clearly when the zip is missing.
+// newGoFunction creates a provided.al2023 function for p.arch whose code is
+// the zip at p.codeZip, refusing clearly when the zip is missing or the
+// architecture unknown.
 func newGoFunction(scope constructs.Construct, id string, p functionProps) (awslambda.Function, error) {
+	arch, err := lambdaArchitecture(p.arch)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (context key %q)", id, err, ContextArch)
+	}
 	if p.codeZip == "" {
 		return nil, fmt.Errorf("%s: no code zip given (context key %q)", id, p.contextKey)
 	}
@@ -54,7 +79,7 @@ func newGoFunction(scope constructs.Construct, id string, p functionProps) (awsl
 	})
 	return awslambda.NewFunction(scope, jsii.String(id), &awslambda.FunctionProps{
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: awslambda.Architecture_ARM_64(),
+		Architecture: arch,
 		Handler:      jsii.String("bootstrap"),
 		Code:         awslambda.Code_FromAsset(jsii.String(abs), nil),
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(p.timeout.Seconds())),

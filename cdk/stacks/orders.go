@@ -19,8 +19,11 @@ type OrdersProps struct {
 	// StackProps are passed to the stack (environment, description, tags).
 	StackProps awscdk.StackProps
 	// CodeZip is the path of the examples/sqs zip (a bootstrap binary built for
-	// linux/arm64). Required; it must exist.
+	// linux/Arch). Required; it must exist.
 	CodeZip string
+	// Arch is the function's architecture: [ArchARM64] (default, also "") or
+	// [ArchAMD64]; anything else is an error.
+	Arch string
 	// Queue tunes the queue wiring (retention, maxReceiveCount, TTL, batching);
 	// its Function and Table are set by the stack. Zero fields take
 	// [lambdaidemcdk.NewQueueSource]'s defaults.
@@ -31,17 +34,18 @@ type OrdersProps struct {
 }
 
 // NewOrdersStack creates the orders stack: an SQS queue and its dead-letter
-// queue feeding the orders function (provided.al2023, arm64, handler bootstrap)
-// with ReportBatchItemFailures, the orders table (env ORDERS_TABLE), the
-// idempotency table granted with the queue's retry horizon as TTL, and the
-// outputs QueueUrl and DlqUrl. The queue rules of
-// [lambdaidemcdk.NewQueueSource] apply: their errors are returned.
+// queue feeding the orders function (provided.al2023, props.Arch, handler
+// bootstrap) with ReportBatchItemFailures, the orders table (env
+// ORDERS_TABLE), the idempotency table granted with the queue's retry horizon
+// as TTL, and the outputs QueueUrl, DlqUrl and OrdersFunctionName. The queue
+// rules of [lambdaidemcdk.NewQueueSource] apply: their errors are returned.
 func NewOrdersStack(scope constructs.Construct, id string, props OrdersProps) (awscdk.Stack, error) {
 	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
 
 	fn, err := newGoFunction(stack, "OrdersFunction", functionProps{
 		codeZip:    props.CodeZip,
 		contextKey: ContextOrdersZip,
+		arch:       props.Arch,
 		timeout:    OrdersFunctionTimeout,
 	})
 	if err != nil {
@@ -68,6 +72,10 @@ func NewOrdersStack(scope constructs.Construct, id string, props OrdersProps) (a
 	awscdk.NewCfnOutput(stack, jsii.String("DlqUrl"), &awscdk.CfnOutputProps{
 		Value:       src.DeadLetterQueue.QueueUrl(),
 		Description: jsii.String("URL of the orders dead-letter queue"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("OrdersFunctionName"), &awscdk.CfnOutputProps{
+		Value:       fn.FunctionName(),
+		Description: jsii.String("Name of the orders function"),
 	})
 	return stack, nil
 }

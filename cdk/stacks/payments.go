@@ -29,8 +29,16 @@ type PaymentsProps struct {
 	// StackProps are passed to the stack (environment, description, tags).
 	StackProps awscdk.StackProps
 	// CodeZip is the path of the examples/api-gateway zip (a bootstrap binary
-	// built for linux/arm64). Required; it must exist.
+	// built for linux/Arch). Required; it must exist.
 	CodeZip string
+	// Arch is the function's architecture: [ArchARM64] (default, also "") or
+	// [ArchAMD64]; anything else is an error.
+	Arch string
+	// NoHTTPAPI leaves the HTTP API, its routes and its authorizer out: the
+	// function is reached through the Lambda Invoke API by the name in the
+	// PaymentsFunctionName output (LocalStack's community image has no API
+	// Gateway v2). The JWT settings are then only checked, not used.
+	NoHTTPAPI bool
 	// JWTIssuer and JWTAudience, when both are set, put a JWT authorizer on both
 	// routes. Setting only one of them is an error.
 	JWTIssuer   string
@@ -44,9 +52,10 @@ type PaymentsProps struct {
 
 // NewPaymentsStack creates the payments stack: an HTTP API with POST /payments
 // and GET /payments/{id} routed to the payments function (provided.al2023,
-// arm64, handler bootstrap), the payments table (env PAYMENTS_TABLE), the
+// props.Arch, handler bootstrap), the payments table (env PAYMENTS_TABLE), the
 // idempotency table granted with [lambdaidemcdk.Table.GrantTo], an optional JWT
-// authorizer, and the output ApiUrl.
+// authorizer, and the outputs ApiUrl and PaymentsFunctionName. With
+// props.NoHTTPAPI there is no HTTP API (nor routes, authorizer, ApiUrl).
 func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps) (awscdk.Stack, error) {
 	if (props.JWTIssuer == "") != (len(props.JWTAudience) == 0) {
 		return nil, fmt.Errorf("%s: a JWT authorizer needs both an issuer (jwtIssuer) and an audience (jwtAudience)", id)
@@ -60,6 +69,7 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 	fn, err := newGoFunction(stack, "PaymentsFunction", functionProps{
 		codeZip:    props.CodeZip,
 		contextKey: ContextPaymentsZip,
+		arch:       props.Arch,
 		timeout:    PaymentsFunctionTimeout,
 	})
 	if err != nil {
@@ -75,6 +85,13 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 		return nil, err
 	}
 
+	awscdk.NewCfnOutput(stack, jsii.String("PaymentsFunctionName"), &awscdk.CfnOutputProps{
+		Value:       fn.FunctionName(),
+		Description: jsii.String("Name of the payments function (for the Lambda Invoke API)"),
+	})
+	if props.NoHTTPAPI {
+		return stack, nil
+	}
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
 		ApiName:     jsii.String(id),
 		Description: jsii.String("lambdaidem payments example"),

@@ -71,7 +71,36 @@ func TestPaymentsStack(t *testing.T) {
 	assert.Equal(t, cdktest.GetAtt(fn.LogicalID, "Arn"), integration.Properties["IntegrationUri"])
 	assert.Equal(t, "2.0", integration.Properties["PayloadFormatVersion"])
 
-	assert.Equal(t, []string{"ApiUrl"}, tmpl.Outputs())
+	assert.Equal(t, []string{"ApiUrl", "PaymentsFunctionName"}, tmpl.Outputs())
+	assert.Equal(t, cdktest.Ref(fn.LogicalID), tmpl.Output(t, "PaymentsFunctionName"))
+}
+
+func TestPaymentsStackWithoutHTTPAPI(t *testing.T) {
+	tmpl := newPayments(t, stacks.PaymentsProps{NoHTTPAPI: true})
+	fn := tmpl.One(t, "AWS::Lambda::Function", "PaymentsFunction")
+	assertGoFunction(t, fn, 10)
+	for _, r := range tmpl.Resources {
+		assert.NotContains(t, r.Type, "AWS::ApiGatewayV2::", r.LogicalID)
+	}
+	assert.Empty(t, tmpl.OfType("AWS::ApiGatewayV2::Api"))
+	assert.Len(t, tmpl.OfType("AWS::DynamoDB::Table"), 2, "the tables stay")
+	assert.Equal(t, []string{"PaymentsFunctionName"}, tmpl.Outputs(), "no ApiUrl")
+	assert.Equal(t, cdktest.Ref(fn.LogicalID), tmpl.Output(t, "PaymentsFunctionName"))
+}
+
+func TestStacksArchitecture(t *testing.T) {
+	for arch, want := range map[string]string{"": "arm64", "arm64": "arm64", "amd64": "x86_64"} {
+		t.Run("arch="+arch, func(t *testing.T) {
+			payments := newPayments(t, stacks.PaymentsProps{Arch: arch})
+			assert.Equal(t, []any{want}, payments.One(t, "AWS::Lambda::Function", "PaymentsFunction").Properties["Architectures"])
+			orders := newOrders(t, stacks.OrdersProps{Arch: arch})
+			assert.Equal(t, []any{want}, orders.One(t, "AWS::Lambda::Function", "OrdersFunction").Properties["Architectures"])
+		})
+	}
+	_, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", stacks.PaymentsProps{CodeZip: cdktest.DummyZip(t), Arch: "x86"})
+	assert.EqualError(t, err, `PaymentsFunction: architecture "x86": want "arm64" or "amd64" (context key "arch")`)
+	_, err = stacks.NewOrdersStack(cdktest.NewApp(t, nil), "orders", stacks.OrdersProps{CodeZip: cdktest.DummyZip(t), Arch: "x86"})
+	assert.EqualError(t, err, `OrdersFunction: architecture "x86": want "arm64" or "amd64" (context key "arch")`)
 }
 
 func TestPaymentsStackTTL(t *testing.T) {
@@ -167,7 +196,8 @@ func TestOrdersStack(t *testing.T) {
 	}, tmpl.Statements())
 	assertNoWildcards(t, tmpl)
 
-	assert.Equal(t, []string{"DlqUrl", "QueueUrl"}, tmpl.Outputs())
+	assert.Equal(t, []string{"DlqUrl", "OrdersFunctionName", "QueueUrl"}, tmpl.Outputs())
+	assert.Equal(t, cdktest.Ref(fn.LogicalID), tmpl.Output(t, "OrdersFunctionName"))
 }
 
 func TestOrdersStackRefusesUnsafeQueueSettings(t *testing.T) {

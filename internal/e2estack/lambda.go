@@ -60,6 +60,22 @@ func (l LambdaInvoker) Invoke(ctx context.Context, payload []byte) (Invocation, 
 	return inv, nil
 }
 
+// PaymentsFunction returns the payments function to put behind the suite's
+// own HTTP API when the stack has none: cfg.PaymentsFunction (the stack's
+// PaymentsFunctionName output) when set, else the one function LocalStack
+// lists under the CDK's name prefix lambdaidem-payments-PaymentsFunction (a
+// deployment from before the output existed).
+func PaymentsFunction(ctx context.Context, cfg Config) (string, error) {
+	if cfg.PaymentsFunction != "" {
+		return cfg.PaymentsFunction, nil
+	}
+	names, err := ListFunctions(ctx, cfg.Endpoint)
+	if err != nil {
+		return "", err
+	}
+	return FindTable(names, PaymentsStack, "PaymentsFunction")
+}
+
 // ListFunctions returns the names of the functions deployed to LocalStack
 // (unsigned ListFunctions calls; LocalStack only).
 func ListFunctions(ctx context.Context, endpoint string) ([]string, error) {

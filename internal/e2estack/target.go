@@ -40,6 +40,9 @@ const (
 	OutputAPIURL  = "ApiUrl"
 	OutputQueue   = "QueueUrl"
 	OutputDLQ     = "DlqUrl"
+	// OutputPaymentsFunction names the payments function, for invoking it
+	// when the stack has no HTTP API (cdk -c httpApi=false).
+	OutputPaymentsFunction = "PaymentsFunctionName"
 )
 
 // DefaultLocalStackEndpoint is LocalStack's edge endpoint on this machine.
@@ -53,13 +56,14 @@ const DefaultOutputs = "localstack/outputs.json"
 type Config struct {
 	Target Target
 	// LocalStack only:
-	Endpoint      string // LocalStack edge URL
-	OutputsFile   string // where the stack outputs were read from
-	APIURL        string // payments API base URL, ending in "/"; "" = no HTTP API deployed
-	QueueURL      string // orders queue
-	DLQURL        string // orders dead-letter queue
-	PaymentsTable string // "" = discover by the CDK's name prefix
-	OrdersTable   string // "" = discover by the CDK's name prefix
+	Endpoint         string // LocalStack edge URL
+	OutputsFile      string // where the stack outputs were read from
+	APIURL           string // payments API base URL, ending in "/"; "" = no HTTP API deployed
+	PaymentsFunction string // with APIURL "": the function to invoke (PaymentsFunctionName output); "" = by name prefix
+	QueueURL         string // orders queue
+	DLQURL           string // orders dead-letter queue
+	PaymentsTable    string // "" = discover by the CDK's name prefix
+	OrdersTable      string // "" = discover by the CDK's name prefix
 }
 
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in the
@@ -103,7 +107,8 @@ func ConfigFromEnv(getenv func(string) string, root string) (Config, error) {
 	}
 	// LocalStack's community image has no API Gateway v2 (HTTP APIs are a
 	// paid feature): without an ApiUrl output the suite plays the HTTP API
-	// itself in front of the deployed function (see LambdaInvoker).
+	// itself in front of the deployed function (see LambdaInvoker), named by
+	// the PaymentsFunctionName output.
 	if _, ok := out[PaymentsStack]; !ok {
 		return Config{}, fmt.Errorf("e2estack: %s: no outputs for stack %s; was it deployed?", c.OutputsFile, PaymentsStack)
 	}
@@ -111,6 +116,8 @@ func ConfigFromEnv(getenv func(string) string, root string) (Config, error) {
 		if c.APIURL, err = LocalStackAPIURL(api, c.Endpoint); err != nil {
 			return Config{}, err
 		}
+	} else {
+		c.PaymentsFunction = strings.TrimSpace(out[PaymentsStack][OutputPaymentsFunction])
 	}
 	if c.QueueURL, err = out.Get(OrdersStack, OutputQueue); err != nil {
 		return Config{}, err

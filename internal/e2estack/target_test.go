@@ -1,9 +1,12 @@
 package e2estack
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -117,6 +120,72 @@ func TestConfigFromEnvWithoutAnHTTPAPILeavesTheAPIURLEmpty(t *testing.T) {
 	c, err := ConfigFromEnv(env(map[string]string{EnvTarget: "localstack", EnvOutputs: p}), "/")
 	if err != nil || c.APIURL != "" || c.QueueURL != "q" {
 		t.Fatalf("got %+v, %v; want no API URL (the suite invokes the function itself)", c, err)
+	}
+}
+
+// outputsWithoutHTTPAPI is what `make localstack-deploy` (cdk -c
+// httpApi=false) writes: no ApiUrl, the function names instead.
+const outputsWithoutHTTPAPI = `{
+  "lambdaidem-payments": {"PaymentsFunctionName": " lambdaidem-payments-PaymentsFunction1A2B3C-xyz "},
+  "lambdaidem-orders": {"QueueUrl": "q", "DlqUrl": "d", "OrdersFunctionName": "lambdaidem-orders-OrdersFunctionD4E5-abc"}
+}`
+
+func TestConfigFromEnvTakesThePaymentsFunctionFromTheOutputs(t *testing.T) {
+	cases := map[string]struct{ doc, wantAPI, wantFn string }{
+		"no ApiUrl: the PaymentsFunctionName output": {
+			doc: outputsWithoutHTTPAPI, wantFn: "lambdaidem-payments-PaymentsFunction1A2B3C-xyz",
+		},
+		"an ApiUrl wins: the function is not needed": {
+			doc: `{"lambdaidem-payments": {"ApiUrl": "https://abc.execute-api.us-east-1.amazonaws.com/", "PaymentsFunctionName": "f"},
+			       "lambdaidem-orders": {"QueueUrl": "q", "DlqUrl": "d"}}`,
+			wantAPI: "http://abc.execute-api.localhost.localstack.cloud:4566/",
+		},
+		"neither (an older deployment): found by prefix later": {
+			doc: `{"lambdaidem-payments": {}, "lambdaidem-orders": {"QueueUrl": "q", "DlqUrl": "d"}}`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "o.json")
+			if err := os.WriteFile(p, []byte(tc.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := ConfigFromEnv(env(map[string]string{EnvTarget: "localstack", EnvOutputs: p}), "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.APIURL != tc.wantAPI || c.PaymentsFunction != tc.wantFn || c.QueueURL != "q" {
+				t.Fatalf("got APIURL %q, PaymentsFunction %q (%+v); want %q, %q", c.APIURL, c.PaymentsFunction, c, tc.wantAPI, tc.wantFn)
+			}
+		})
+	}
+}
+
+func TestPaymentsFunctionPrefersTheOutputOverListing(t *testing.T) {
+	var lists atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/2015-03-31/functions/" {
+			http.NotFound(w, r)
+			return
+		}
+		lists.Add(1)
+		_, _ = w.Write([]byte(`{"Functions": [
+			{"FunctionName": "lambdaidem-orders-OrdersFunctionD4E5-abc"},
+			{"FunctionName": "lambdaidem-payments-PaymentsFunction9Z-listed"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+
+	fn, err := PaymentsFunction(t.Context(), Config{Endpoint: srv.URL, PaymentsFunction: "from-the-output"})
+	if err != nil || fn != "from-the-output" || lists.Load() != 0 {
+		t.Fatalf("with the output: got %q, %v after %d ListFunctions calls; want the output, no listing", fn, err, lists.Load())
+	}
+	fn, err = PaymentsFunction(t.Context(), Config{Endpoint: srv.URL})
+	if err != nil || fn != "lambdaidem-payments-PaymentsFunction9Z-listed" || lists.Load() != 1 {
+		t.Fatalf("without the output: got %q, %v after %d ListFunctions calls; want the listed function", fn, err, lists.Load())
+	}
+	srv.Close()
+	if _, err := PaymentsFunction(t.Context(), Config{Endpoint: srv.URL}); err == nil {
+		t.Fatal("LocalStack unreachable and no output: want an error")
 	}
 }
 

@@ -138,6 +138,18 @@ func (tm *Template) Outputs() []string {
 	return names
 }
 
+// Output returns the Value of the template's output name, failing t if there
+// is no such output.
+func (tm *Template) Output(t testing.TB, name string) any {
+	t.Helper()
+	outs, _ := tm.Raw["Outputs"].(map[string]any)
+	o, ok := outs[name].(map[string]any)
+	if !ok {
+		t.Fatalf("no output %s (outputs: %v)", name, tm.Outputs())
+	}
+	return o["Value"]
+}
+
 // Statement is one IAM policy statement, with Action and Resource normalized to
 // lists.
 type Statement struct {
