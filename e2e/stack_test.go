@@ -156,11 +156,7 @@ func connectLocalStack(t *testing.T, cfg e2estack.Config) *stack {
 	if s.apiURL == "" {
 		// No HTTP API (LocalStack's community image lacks API Gateway v2):
 		// play it here, in front of the function LocalStack runs.
-		fns, err := e2estack.ListFunctions(ctx, cfg.Endpoint)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fn, err := e2estack.FindTable(fns, e2estack.PaymentsStack, "PaymentsFunction")
+		fn, err := e2estack.PaymentsFunction(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
