@@ -223,3 +223,25 @@ func TestCrashedAttemptIsTakenOverAfterItsLease(t *testing.T) {
 		t.Fatalf("= %q, %v; want the waiter to take over the lapsed lease", out, err)
 	}
 }
+
+func TestWaitEndsBeforeTheInvocationDeadline(t *testing.T) {
+	f := newFixture(t, func(o *lambdaidem.Options) {
+		o.InFlight = lambdaidem.Wait
+		o.WaitTimeout = time.Minute
+	}) // the manual clock stands still: the bound must be real time
+	claimed, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	go lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
+		close(claimed)
+		<-release
+		return "first", nil
+	})
+	<-claimed
+	ctx, cancel := context.WithTimeout(context.Background(), 1300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := lambdaidem.Do(ctx, f.guard, call("k", "x"), func(ctx context.Context) (string, error) { return "", nil })
+	if !errors.Is(err, lambdaidem.ErrInProgress) || ctx.Err() != nil {
+		t.Fatalf("= %v after %v (context: %v); want ErrInProgress before the deadline", err, time.Since(start), ctx.Err())
+	}
+}

@@ -275,19 +275,23 @@ func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error, verdict) {
 		return zero, o.conflict(ctx, ErrInProgress, rec), answered
 	}
 	defer o.g.waiters.leave(o.key)
-	deadline := opts.Now().Add(opts.WaitTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+	// The wait is bounded in real time, whatever clock Options.Now is, and
+	// ends a second before the invocation's deadline so that the duplicate
+	// still answers.
+	bound := opts.WaitTimeout
+	if d, ok := ctx.Deadline(); ok {
+		bound = min(bound, time.Until(d)-time.Second)
 	}
+	giveUp := time.NewTimer(max(bound, 0))
+	defer giveUp.Stop()
 	interval := opts.PollInterval
 	for {
-		left := deadline.Sub(opts.Now())
-		if left <= 0 {
-			return zero, o.conflict(ctx, ErrInProgress, rec), answered
-		}
-		t := time.NewTimer(min(interval, left))
+		t := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():
+			t.Stop()
+			return zero, o.conflict(ctx, ErrInProgress, rec), answered
+		case <-giveUp.C:
 			t.Stop()
 			return zero, o.conflict(ctx, ErrInProgress, rec), answered
 		case <-t.C:

@@ -104,8 +104,9 @@ type Options struct {
 	// InFlight is Reject (default) or Wait.
 	InFlight InFlight
 
-	// WaitTimeout bounds how long a Wait duplicate polls. Default 10s, and
-	// never past the context's deadline.
+	// WaitTimeout bounds, in real time, how long a Wait duplicate polls.
+	// Default 10s, and never later than one second before the context's
+	// deadline, so that the duplicate still answers in time.
 	WaitTimeout time.Duration
 
 	// PollInterval is the first wait between polls; it doubles up to 1s.
