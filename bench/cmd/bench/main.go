@@ -8,7 +8,10 @@
 //     AWS Lambda (TypeScript) run by Node.js from bench/powertools;
 //  2. CPU and allocations per invocation (go test -bench ./bench/micro);
 //  3. cold start: bootstrap sizes and Init Duration under the Lambda Runtime
-//     Interface Emulator, for the examples and a bare handler.
+//     Interface Emulator, for the examples and a bare handler;
+//  4. crash after the business write, lambdaidem vs Powertools: the chaos
+//     package's scenario (chaos.CrashAfterBusinessWrite and
+//     chaos.PowertoolsCrashAfterBusinessWrite), duplicates counted.
 //
 // Run it from the repository root after `npm ci` in bench/powertools:
 //
@@ -45,6 +48,7 @@ type config struct {
 	starts     int
 	benchtime  string
 	benchCount int
+	crashKeys  int
 	skip       map[string]bool
 }
 
@@ -67,7 +71,8 @@ func main() {
 	flag.IntVar(&c.starts, "starts", 9, "cold starts per bootstrap under the RIE")
 	flag.StringVar(&c.benchtime, "benchtime", "500ms", "go test -benchtime for the micro benchmarks")
 	flag.IntVar(&c.benchCount, "count", 5, "runs of the micro benchmarks (the median and the fastest are reported)")
-	flag.StringVar(&skip, "skip", "", "comma-separated parts to skip: roundtrip, micro, coldstart")
+	flag.IntVar(&c.crashKeys, "crash-keys", 20, "keys crashed after the business write, per system")
+	flag.StringVar(&skip, "skip", "", "comma-separated parts to skip: roundtrip, micro, coldstart, crash")
 	flag.Parse()
 	for _, s := range strings.Split(latencies, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
@@ -82,8 +87,8 @@ func main() {
 			c.skip[s] = true
 		}
 	}
-	if c.requests < 1 || c.requests > 10_000 || c.contenders < 1 || c.contenders > 1000 || c.starts < 1 || c.starts > 100 {
-		log.Fatal("-requests, -contenders or -starts out of range")
+	if c.requests < 1 || c.requests > 10_000 || c.contenders < 1 || c.contenders > 1000 || c.starts < 1 || c.starts > 100 || c.crashKeys < 1 || c.crashKeys > 500 {
+		log.Fatal("-requests, -contenders, -starts or -crash-keys out of range")
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -139,6 +144,14 @@ func run(ctx context.Context, c config) error {
 			return fmt.Errorf("cold start: %w", err)
 		}
 		rep.coldstart = cs
+	}
+	if !c.skip["crash"] {
+		log.Print("crash after the business write")
+		cr, err := runCrash(ctx, c)
+		if err != nil {
+			return fmt.Errorf("crash after the business write: %w", err)
+		}
+		rep.crash = cr
 	}
 	rep.finished = time.Now()
 	rep.env.loadEnd = loadAverage()

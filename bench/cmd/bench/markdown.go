@@ -60,6 +60,9 @@ func (rep *report) writeMarkdown(path string, c config) error {
 	if len(rep.coldstart) > 0 {
 		rep.writeColdStart(&b, c)
 	}
+	if rep.crash != nil {
+		rep.writeCrash(&b)
+	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 

@@ -22,6 +22,7 @@ type report struct {
 	roundtrip *roundTrips
 	micro     []microResult
 	coldstart []coldResult
+	crash     *crashResults
 }
 
 // Scenario labels, as the round-trip part names them.
@@ -174,6 +175,8 @@ func (rep *report) targets() []target {
 	}
 	ts = append(ts, target{what: "bootstrap size, example − bare handler with the same SDK clients", goal: "≤ 1.5 MB",
 		measured: strings.Join(parts, "; "), met: met, known: known})
+	// 7. Duplicates after a crash between the business write and the commit.
+	ts = append(ts, rep.crashTarget())
 	return ts
 }
 
