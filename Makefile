@@ -5,12 +5,13 @@ GO      ?= go
 ARCHES  ?= arm64 amd64
 EXAMPLES = api-gateway sqs
 
-.PHONY: all test fmt-check vet unit cdk-test e2e demo run bench chaos fuzz build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
+.PHONY: all test fmt-check vet unit cdk-test e2e demo run bench chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
 
 all: test
 
-## test: formatting, vet, the race-enabled unit and integration tests, the CDK tests
-test: fmt-check vet unit cdk-test e2e
+## test: formatting, vet, the race-enabled unit and integration tests, the CDK tests,
+## the end-to-end suite under the Lambda RIE, and every fuzz target for 2s
+test: fmt-check vet unit cdk-test e2e fuzz-short
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -66,6 +67,10 @@ fuzz:
 	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzKeyAndFingerprint$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzRequestParsing$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/sqsbatch -run '^$$' -fuzz '^FuzzBatch$$' -fuzztime $(FUZZTIME)
+
+# fuzz-short: every fuzz target briefly, as part of make test
+fuzz-short:
+	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
 
 ## build: Lambda bootstrap zips for provided.al2023 (build/<example>-<arch>.zip)
 build:
