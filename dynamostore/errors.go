@@ -46,10 +46,17 @@ type ConditionFailedError struct {
 	Message string
 }
 
-// Error names the failing write and its item.
+// Error names the failing write and its item: the key's values for an
+// Update, Delete or ConditionCheck; for a Put, whose Key is its whole item
+// (customer data, amounts), only the attribute names, so that logging the
+// error leaks no business data. The values stay in Key.
 func (e *ConditionFailedError) Error() string {
+	item := describeKey(e.Key)
+	if e.Action == "Put" {
+		item = "item with attributes {" + strings.Join(sortedNames(e.Key), ", ") + "}"
+	}
 	return fmt.Sprintf("dynamostore: condition of staged %s %d on table %s failed: %s",
-		e.Action, e.Index, e.Table, describeKey(e.Key))
+		e.Action, e.Index, e.Table, item)
 }
 
 // Unwrap makes the error match lambdaidem.ErrEffectRejected.
