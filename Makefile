@@ -11,7 +11,7 @@ all: test
 
 ## test: formatting, vet, the race-enabled unit and integration tests, the CDK tests,
 ## the end-to-end suite under the Lambda RIE, and every fuzz target for 2s
-test: fmt-check vet unit cdk-test e2e fuzz-short
+test: fmt-check vet fuzz-short unit cdk-test e2e
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
