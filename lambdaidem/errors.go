@@ -55,6 +55,8 @@ type RecordError struct {
 	ExpiresAt time.Time
 }
 
+// Error names the condition and the record key, and the lease of an
+// in-progress record.
 func (e *RecordError) Error() string {
 	switch {
 	case e.Status == StatusInProgress && !e.LeaseUntil.IsZero():
@@ -64,6 +66,7 @@ func (e *RecordError) Error() string {
 	}
 }
 
+// Unwrap returns the condition, so that errors.Is matches the sentinel.
 func (e *RecordError) Unwrap() error { return e.Err }
 
 // RetryAfter is how long a caller should wait before retrying: the time left
@@ -91,10 +94,12 @@ type StoreError struct {
 	Err error
 }
 
+// Error names the store call, the record key and the store's error.
 func (e *StoreError) Error() string {
 	return fmt.Sprintf("lambdaidem: %s %s: %v", e.Op, e.Key, e.Err)
 }
 
+// Unwrap returns the store's error.
 func (e *StoreError) Unwrap() error { return e.Err }
 
 // ReplayedError is a terminal error stored by an earlier attempt and returned
@@ -107,6 +112,7 @@ type ReplayedError struct {
 	Message string
 }
 
+// Error is the original error's message.
 func (e *ReplayedError) Error() string { return e.Message }
 
 // Terminal marks err as a decided outcome of the operation: it is stored and

@@ -28,6 +28,7 @@ const (
 	Optimistic
 )
 
+// String names the mode: "claim-first" or "optimistic".
 func (m Mode) String() string {
 	switch m {
 	case ClaimFirst:

@@ -57,6 +57,7 @@ type ConditionFailedError struct {
 	Key   string
 }
 
+// Error names the failing write.
 func (e *ConditionFailedError) Error() string {
 	return fmt.Sprintf("memstore: staged write %d (%s/%s): condition failed", e.Index, e.Table, e.Key)
 }
