@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lambdaidem/lambdaidem/internal/testclock"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,29 +20,11 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
-// clock is a settable clock for lambdaidem.Options.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Unix(1_800_000_000, 0)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *testclock.Clock { return testclock.New(time.Unix(1_800_000_000, 0)) }
 
 const horizon = time.Hour
 
-func (e *env) guard(t testing.TB, clk *clock, optFns ...func(*lambdaidem.Options)) *lambdaidem.Guard {
+func (e *env) guard(t testing.TB, clk *testclock.Clock, optFns ...func(*lambdaidem.Options)) *lambdaidem.Guard {
 	t.Helper()
 	fns := append([]func(*lambdaidem.Options){func(o *lambdaidem.Options) {
 		o.RetryHorizon = horizon
@@ -153,7 +136,7 @@ func TestLeaseTakeover(t *testing.T) {
 				})
 			}()
 			<-aClaimed
-			clk.Add(2 * time.Minute) // A's one-minute lease lapses
+			clk.Advance(2 * time.Minute) // A's one-minute lease lapses
 			bDoneCh := make(chan struct{})
 			var bOut string
 			var bErr error
@@ -215,11 +198,11 @@ func TestExpiredRecordReclaimed(t *testing.T) {
 	if got, want := num(rec, "expiration"), strconv.FormatInt(first.Add(horizon).Unix(), 10); got != want {
 		t.Fatalf("expiration = %s; want completion + horizon = %s", got, want)
 	}
-	clk.Add(horizon - time.Second)
+	clk.Advance(horizon - time.Second)
 	if out, err := lambdaidem.Do(ctx, g, call("k"), handler); err != nil || out != "run 1" {
 		t.Fatalf("duplicate before expiry = %q, %v; want the replay of run 1", out, err)
 	}
-	clk.Add(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	second := clk.Now()
 	if out, err := lambdaidem.Do(ctx, g, call("k"), handler); err != nil || out != "run 2" {
 		t.Fatalf("after expiry = %q, %v; want the handler to run again", out, err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"github.com/lambdaidem/lambdaidem/internal/testclock"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,24 +13,8 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
 )
 
-// clock is a manual clock for the Options.Now seam.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+func newClock() *testclock.Clock {
+	return testclock.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 }
 
 // tokens is a deterministic token source for the Options.NewToken seam.
@@ -41,7 +25,7 @@ func (s *tokens) Next() string { return fmt.Sprintf("token-%d", s.n.Add(1)) }
 // fixture is a Guard over a memstore with a manual clock.
 type fixture struct {
 	store *memstore.Store
-	clock *clock
+	clock *testclock.Clock
 	guard *lambdaidem.Guard
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/lambdaidem/lambdaidem/internal/testclock"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,36 +118,18 @@ func (o *orders) total() int {
 	return n
 }
 
-// clock is a settable clock for the guard.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // setup is a guard over a fresh memstore and a batch handler over h keyed
 // by order_id.
 type setup struct {
 	store   *memstore.Store
 	guard   *lambdaidem.Guard
-	clock   *clock
+	clock   *testclock.Clock
 	handler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 }
 
 func newSetup(t testing.TB, h func(context.Context, events.SQSMessage) error, storeOpts []func(*memstore.Options), optFns ...func(*sqsbatch.Options)) *setup {
 	t.Helper()
-	s := &setup{store: memstore.New(storeOpts...), clock: &clock{now: time.Now()}}
+	s := &setup{store: memstore.New(storeOpts...), clock: testclock.New(time.Now())}
 	var err error
 	s.guard, err = lambdaidem.New(s.store, func(o *lambdaidem.Options) { o.Now = s.clock.Now })
 	if err != nil {
