@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -256,14 +257,20 @@ func (e *Embedded) createTables(ctx context.Context) error {
 	return nil
 }
 
+// createQueues creates the orders queue and its dead-letter queue. goaws
+// keeps its queues in package-level state that outlives a stack, so each
+// stack's queue names carry a suffix of their own: a second stack in the
+// same process (go test -count=2) never meets the first one's messages.
 func (e *Embedded) createQueues(ctx context.Context) error {
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	orders, dlq := "orders-"+suffix, "orders-dlq-"+suffix
 	var err error
-	if e.DLQURL, err = e.SQS.CreateQueue(ctx, QueueSpec{Name: "orders-dlq", VisibilityTimeout: 30 * time.Second}); err != nil {
+	if e.DLQURL, err = e.SQS.CreateQueue(ctx, QueueSpec{Name: dlq, VisibilityTimeout: 30 * time.Second}); err != nil {
 		return err
 	}
 	e.QueueURL, err = e.SQS.CreateQueue(ctx, QueueSpec{
-		Name: "orders", VisibilityTimeout: e.OrdersVisibility,
-		DeadLetter: "orders-dlq", MaxReceiveCount: e.OrdersMaxReceiveCount,
+		Name: orders, VisibilityTimeout: e.OrdersVisibility,
+		DeadLetter: dlq, MaxReceiveCount: e.OrdersMaxReceiveCount,
 	})
 	return err
 }
