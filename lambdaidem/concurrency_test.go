@@ -3,6 +3,7 @@ package lambdaidem_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,9 +30,17 @@ func contend(t *testing.T, f *fixture, n int, h func(context.Context) (string, e
 }
 
 func TestConcurrentDuplicates(t *testing.T) {
-	for _, mode := range []lambdaidem.Mode{lambdaidem.ClaimFirst, lambdaidem.Optimistic} {
-		t.Run(mode.String(), func(t *testing.T) {
-			f := newFixture(t, func(o *lambdaidem.Options) { o.Mode = mode })
+	cases := []struct {
+		mode      lambdaidem.Mode
+		cacheSize int // a local cache shared by the contenders, as in one Managed Instance process
+	}{
+		{lambdaidem.ClaimFirst, 0}, {lambdaidem.Optimistic, 0},
+		{lambdaidem.ClaimFirst, 8}, {lambdaidem.Optimistic, 8},
+	}
+	for _, tc := range cases {
+		mode := tc.mode
+		t.Run(fmt.Sprintf("%v/cache %d", mode, tc.cacheSize), func(t *testing.T) {
+			f := newFixture(t, func(o *lambdaidem.Options) { o.Mode = mode; o.CacheSize = tc.cacheSize })
 			var runs, seq atomic.Int64
 			outs, errs := contend(t, f, 50, func(ctx context.Context) (string, error) {
 				runs.Add(1)
@@ -58,6 +67,23 @@ func TestConcurrentDuplicates(t *testing.T) {
 			}
 			if calls := f.store.Calls(); calls["commit"] != 1 && mode == lambdaidem.ClaimFirst {
 				t.Fatalf("commits = %d; want 1", calls["commit"])
+			}
+			if tc.cacheSize == 0 {
+				return
+			}
+			// A second wave of duplicates, all at once: the cache answers every one.
+			before := f.store.Calls()
+			outs, errs = contend(t, f, 50, func(ctx context.Context) (string, error) {
+				t.Error("the handler ran for a cached duplicate")
+				return "", nil
+			})
+			for i := range outs {
+				if errs[i] != nil || outs[i] != winner {
+					t.Fatalf("cached duplicate %d = %q, %v; want %q", i, outs[i], errs[i], winner)
+				}
+			}
+			if after := f.store.Calls(); after["claim"] != before["claim"] || after["commit"] != before["commit"] {
+				t.Fatalf("store calls %v → %v; want none for cached duplicates", before, after)
 			}
 		})
 	}
