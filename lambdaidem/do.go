@@ -223,6 +223,11 @@ func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 		})
 		cancel()
 		if cerr != nil {
+			if opts.FailOpen && len(effects) == 0 && errors.Is(cerr, ErrStoreUnavailable) {
+				// The commit is the claim in this mode: fail open as a claim would.
+				o.log(ctx, slog.LevelWarn, "store unavailable; answering without idempotency (FailOpen)", slog.Any("error", cerr))
+				return out, unmark(err)
+			}
 			o.log(ctx, slog.LevelError, "commit failed", slog.Any("error", cerr))
 			return zero, &StoreError{Op: "commit", Key: o.key, Err: cerr}
 		}

@@ -259,13 +259,30 @@ func TestStoreUnavailable(t *testing.T) {
 			t.Fatalf("= %q, %v; want the handler to run", out, err)
 		}
 	})
-	t.Run("fail open refuses staged writes it cannot commit", func(t *testing.T) {
-		f := newFixtureWith(t, memstore.New(down), func(o *lambdaidem.Options) { o.FailOpen = true })
-		_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
-			return stagePayment(ctx, "p")
+	t.Run("fails open in optimistic mode too", func(t *testing.T) {
+		f := newFixtureWith(t, memstore.New(down), func(o *lambdaidem.Options) {
+			o.FailOpen = true
+			o.Mode = lambdaidem.Optimistic
 		})
-		if !errors.Is(err, lambdaidem.ErrStoreUnavailable) {
-			t.Fatalf("error = %v; want ErrStoreUnavailable, not a silently dropped write", err)
+		out, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
+			return "ran unguarded", nil
+		})
+		if err != nil || out != "ran unguarded" {
+			t.Fatalf("= %q, %v; want the handler's answer", out, err)
+		}
+	})
+	t.Run("fail open refuses staged writes it cannot commit", func(t *testing.T) {
+		for _, mode := range []lambdaidem.Mode{lambdaidem.ClaimFirst, lambdaidem.Optimistic} {
+			f := newFixtureWith(t, memstore.New(down), func(o *lambdaidem.Options) {
+				o.FailOpen = true
+				o.Mode = mode
+			})
+			_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
+				return stagePayment(ctx, "p")
+			})
+			if !errors.Is(err, lambdaidem.ErrStoreUnavailable) {
+				t.Fatalf("%v: error = %v; want ErrStoreUnavailable, not a silently dropped write", mode, err)
+			}
 		}
 	})
 }

@@ -134,8 +134,11 @@ type Options struct {
 	CacheSize int
 
 	// FailOpen runs the handler without idempotency when the store is
-	// unavailable at claim time. Default false: fail closed with an error
-	// matching [ErrStoreUnavailable].
+	// unavailable at claim time (in Optimistic mode: answers with the
+	// handler's result when the commit that claims finds the store
+	// unavailable). Staged writes cannot be committed without the store, so
+	// a handler that staged any still fails. Default false: fail closed with
+	// an error matching [ErrStoreUnavailable].
 	FailOpen bool
 
 	// FinishTimeout bounds the writes that end an attempt (commit, release,
