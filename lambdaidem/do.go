@@ -105,13 +105,17 @@ func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 	for round := 0; round < maxRounds; round++ {
 		now := opts.Now()
 		token := opts.NewToken()
+		lease := o.leaseUntil(ctx, now)
 		rec, claimed, err := o.g.store.Claim(ctx, Claim{
 			Key:         o.key,
 			Token:       token,
 			Fingerprint: o.c.Fingerprint,
 			Now:         now,
-			LeaseUntil:  o.leaseUntil(ctx, now),
-			ExpiresAt:   now.Add(opts.RetryHorizon),
+			LeaseUntil:  lease,
+			// An expired record is absent: it must not expire while its
+			// lease runs, however short the retry horizon (a second more,
+			// for stores that keep the expiration in whole seconds).
+			ExpiresAt: maxTime(now.Add(opts.RetryHorizon), lease.Add(time.Second)),
 		})
 		if err != nil {
 			if opts.FailOpen && errors.Is(err, ErrStoreUnavailable) {
@@ -434,6 +438,13 @@ func (o *op[Out]) leaseUntil(ctx context.Context, now time.Time) time.Time {
 		return d.Add(o.g.opts.LeaseMargin)
 	}
 	return now.Add(o.g.opts.Lease)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
 }
 
 func (o *op[Out]) finishContext(ctx context.Context) (context.Context, context.CancelFunc) {
