@@ -343,14 +343,18 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdic
 		return zero, err, answered
 	}
 	now := opts.Now()
-	cur, committed, err := o.g.store.Commit(fctx, Commit{
+	_, committed, err := o.g.store.Commit(fctx, Commit{
 		Key: rec.Key, Token: rec.Token, Fingerprint: rec.Fingerprint, Outcome: data,
 		Now: now, ExpiresAt: now.Add(opts.RetryHorizon), Attempts: rec.Attempts, CreatedAt: rec.CreatedAt,
 	})
 	if err != nil {
 		return zero, &StoreError{Op: "commit", Key: o.key, Err: err}, answered
 	}
-	if !committed && !(cur.Status == StatusCompleted && cur.Token == rec.Token) {
+	if !committed {
+		// Resolved by someone else: another reconciler commits with the same
+		// token, so a COMPLETED record with rec.Token need not hold our
+		// outcome (nor, after a lost response, need it not). Look again and
+		// answer with what is stored.
 		return zero, nil, reclaim
 	}
 	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: rec.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
