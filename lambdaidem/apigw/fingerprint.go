@@ -3,6 +3,7 @@ package apigw
 import (
 	"mime"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
@@ -19,7 +20,9 @@ type intent struct {
 
 // fingerprint hashes the parts of r that define its intent. A JSON body is
 // canonicalized first (key order and spacing do not matter); any other body,
-// or a JSON body that does not parse, is hashed as bytes.
+// a JSON body that does not parse, or one that is not valid UTF-8 (decoding
+// it would replace the invalid bytes, so bodies differing only there would
+// meet), is hashed as bytes.
 func fingerprint(r *Request, parts Parts) (string, error) {
 	var in intent
 	if parts&PartMethod != 0 {
@@ -41,7 +44,7 @@ func fingerprint(r *Request, parts Parts) (string, error) {
 }
 
 func bodyFingerprint(contentType string, body []byte) string {
-	if isJSON(contentType) {
+	if isJSON(contentType) && utf8.Valid(body) {
 		if fp, err := lambdaidem.FingerprintJSON(body); err == nil {
 			return "json:" + fp
 		}
