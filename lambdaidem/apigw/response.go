@@ -67,16 +67,22 @@ func hasCredentialWord(name string) bool {
 }
 
 // mergeHeaders joins single- and multi-valued header maps the way API
-// Gateway does: a name in both keeps the multi-valued list.
+// Gateway does: a name in both keeps the multi-valued list. Names that
+// differ only in case are one header: their values are kept together, so
+// a header sent twice under two spellings still shows twice.
 func mergeHeaders(single map[string]string, multi map[string][]string) http.Header {
 	h := http.Header{}
 	for name, values := range multi {
-		h[textproto.CanonicalMIMEHeaderKey(name)] = append([]string(nil), values...)
+		k := textproto.CanonicalMIMEHeaderKey(name)
+		h[k] = append(h[k], values...)
+	}
+	inMulti := make(map[string]bool, len(h))
+	for k := range h {
+		inMulti[k] = true
 	}
 	for name, v := range single {
-		k := textproto.CanonicalMIMEHeaderKey(name)
-		if _, ok := h[k]; !ok {
-			h[k] = []string{v}
+		if k := textproto.CanonicalMIMEHeaderKey(name); !inMulti[k] {
+			h[k] = append(h[k], v)
 		}
 	}
 	return h
