@@ -53,10 +53,10 @@ var flavorV2 = flavor[events.APIGatewayV2HTTPResponse]{
 	},
 }
 
-// parseQuery reads a raw query string, or, if it does not parse, the
-// event's parsed parameters.
+// parseQuery reads a raw query string, or, if it is empty or does not
+// parse, the event's parsed parameters.
 func parseQuery(raw string, parsed map[string]string) url.Values {
-	if q, err := url.ParseQuery(raw); err == nil {
+	if q, err := url.ParseQuery(raw); err == nil && (raw != "" || len(parsed) == 0) {
 		return q
 	}
 	q := url.Values{}
