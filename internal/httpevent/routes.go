@@ -7,9 +7,10 @@ import (
 
 // Routes is an HTTP API route table: route keys such as "POST /payments",
 // "GET /payments/{id}", "ANY /files/{path+}" or "$default". A request
-// matches the first route whose method (or ANY) and path segments match;
-// "{name}" matches one segment, a final "{name+}" the rest of the path.
-// "$default" matches anything.
+// matches the most specific route whose method (or ANY) and path segments
+// match, as API Gateway chooses; "{name}" matches one segment, a final
+// "{name+}" the rest of the path. "$default" matches anything no other
+// route matches.
 type Routes struct {
 	routes []route
 }
@@ -49,19 +50,53 @@ func (rs *Routes) Match(method, path string) (key string, params map[string]stri
 		return "", nil, false
 	}
 	segs := split(path)
-	for _, r := range rs.routes {
+	var best *route
+	for i := range rs.routes {
+		r := &rs.routes[i]
 		if r.key == "$default" {
-			return r.key, nil, true
+			if best == nil {
+				best, params = r, nil
+			}
+			continue
 		}
 		if r.method != "ANY" && r.method != strings.ToUpper(method) {
 			continue
 		}
-		if p, ok := r.match(segs); ok {
-			return r.key, p, true
+		if p, ok := r.match(segs); ok && (best == nil || r.moreSpecific(best)) {
+			best, params = r, p
 		}
 	}
-	return "", nil, false
+	if best == nil {
+		return "", nil, false
+	}
+	return best.key, params, true
 }
+
+// moreSpecific reports whether r takes priority over other when both match
+// a request, as API Gateway ranks routes: $default last; a route without a
+// greedy variable before one with; then, segment by segment, a literal
+// before a variable; then a method before ANY. Among equals, the first
+// declared wins.
+func (r *route) moreSpecific(other *route) bool {
+	if (r.key == "$default") != (other.key == "$default") {
+		return other.key == "$default"
+	}
+	if rg, og := r.greedy(), other.greedy(); rg != og {
+		return og
+	}
+	for i := 0; i < len(r.segments) && i < len(other.segments); i++ {
+		if rv, ov := isVariable(r.segments[i]), isVariable(other.segments[i]); rv != ov {
+			return ov
+		}
+	}
+	return r.method != "ANY" && other.method == "ANY"
+}
+
+func (r *route) greedy() bool {
+	return len(r.segments) > 0 && strings.HasSuffix(r.segments[len(r.segments)-1], "+}")
+}
+
+func isVariable(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
 
 func (r route) match(segs []string) (map[string]string, bool) {
 	var params map[string]string
