@@ -59,7 +59,7 @@ func TestEventOfAJSONPost(t *testing.T) {
 		{"header x-multi", e.Headers["x-multi"], "one,two"},
 		{"header host", e.Headers["host"], "127.0.0.1:8080"},
 		{"no cookie header", e.Headers["cookie"], ""},
-		{"cookies", strings.Join(e.Cookies, ";"), "a=1;b=2"},
+		{"cookies", strings.Join(e.Cookies, ";"), "b=2;a=1"},
 		{"method", e.RequestContext.HTTP.Method, "POST"},
 		{"path", e.RequestContext.HTTP.Path, "/payments"},
 		{"sourceIp", e.RequestContext.HTTP.SourceIP, "192.0.2.1"},

@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -128,7 +127,7 @@ func (t *Translator) Event(r *http.Request) (events.APIGatewayV2HTTPRequest, err
 }
 
 // eventHeaders lower-cases header names and joins repeated values with
-// commas; the Cookie header becomes the cookies list.
+// commas; the Cookie header becomes the cookies list, in the order sent.
 func eventHeaders(r *http.Request) (map[string]string, []string) {
 	h := make(map[string]string, len(r.Header)+1)
 	var cookies []string
@@ -151,7 +150,6 @@ func eventHeaders(r *http.Request) (map[string]string, []string) {
 	if r.ContentLength > 0 {
 		h["content-length"] = fmt.Sprint(r.ContentLength)
 	}
-	sort.Strings(cookies)
 	return h, cookies
 }
 
