@@ -34,6 +34,10 @@ const (
 	// ProblemStoreUnavailable: 503 with Retry-After, the idempotency store
 	// cannot be reached, and the request was not run (fail closed).
 	ProblemStoreUnavailable = problemBase + "store-unavailable"
+	// ProblemResponseTooLarge: 500, the handler's response is larger than
+	// the guard's MaxOutcomeSize, so it could not be stored for replay;
+	// nothing was committed, and a retry will fail the same way.
+	ProblemResponseTooLarge = problemBase + "response-too-large"
 	// ProblemInternal: 500, anything else went wrong in the adapter or the
 	// store. Nothing was stored.
 	ProblemInternal = problemBase + "internal"

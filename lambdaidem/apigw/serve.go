@@ -139,6 +139,9 @@ func (a *Adapter) refusal(err error) *Problem {
 	case errors.Is(err, lambdaidem.ErrOutcomeUnknown):
 		return problem(http.StatusConflict, ProblemOutcomeUnknown, "Outcome being reconciled",
 			"an earlier attempt with this idempotency key may have taken effect; its outcome is being reconciled, retry later")
+	case errors.Is(err, lambdaidem.ErrOutcomeTooLarge):
+		return problem(http.StatusInternalServerError, ProblemResponseTooLarge, "Response too large to store",
+			"the response is larger than the idempotency store keeps; nothing was committed, and retrying will not help")
 	case errors.Is(err, lambdaidem.ErrStoreUnavailable):
 		p := problem(http.StatusServiceUnavailable, ProblemStoreUnavailable, "Service unavailable",
 			"the request was not processed; retry later with the same idempotency key")
