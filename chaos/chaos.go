@@ -362,7 +362,7 @@ func (r *run) invoke(ctx context.Context, in *instance, k int, key, runPrefix st
 			if !ok {
 				return Receipt{}, errors.New("chaos: no attempt in the handler's context")
 			}
-			if err := a.BeginExternal(); err != nil {
+			if err := a.BeginExternal(ctx); err != nil {
 				return Receipt{}, err
 			}
 			run = r.down.call(key, a.OperationKey(), run)

@@ -181,6 +181,13 @@ func (s *crashStore) Release(ctx context.Context, f lambdaidem.Fence) (bool, err
 	return s.inner.Release(ctx, f)
 }
 
+func (s *crashStore) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, error) {
+	if p := planFrom(ctx); p != nil && p.dead.Load() {
+		return false, errCrashed
+	}
+	return s.inner.MarkExternal(ctx, f)
+}
+
 func (s *crashStore) MarkUnknown(ctx context.Context, f lambdaidem.Fence, expiresAt time.Time) (bool, error) {
 	if p := planFrom(ctx); p != nil && p.dead.Load() {
 		return false, errCrashed

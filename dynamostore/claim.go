@@ -15,7 +15,8 @@ import (
 // Claim makes c.Token the owner of the record c.Key with one conditional
 // UpdateItem. The condition admits an absent record and an in-progress one
 // whose lease ended before c.Now (a takeover: the attempt count goes up by
-// one and the creation time is kept). The update asks for
+// one and the creation time is kept), unless its owner marked an external
+// effect (MarkExternal). The update asks for
 // ReturnValuesOnConditionCheckFailure ALL_OLD; when the refusal carries no
 // item, Claim reads the record with a strongly consistent GetItem.
 //
@@ -46,7 +47,8 @@ func (s *Store) claimOrTakeOver(ctx context.Context, c lambdaidem.Claim) (lambda
 	cond := "attribute_not_exists(" + e.n(o.KeyAttr) + ") OR (" +
 		e.n(o.StatusAttr) + " = " + inProgress + " AND " +
 		e.n(o.InProgressExpirationAttr) + " < " + e.v(num(ceilMilli(c.Now))) + " AND " +
-		e.n(o.ExpirationAttr) + " >= " + e.v(num(ceilSec(c.Now))) + ")"
+		e.n(o.ExpirationAttr) + " >= " + e.v(num(ceilSec(c.Now))) + " AND " +
+		"attribute_not_exists(" + e.n(o.ExternalAttr) + "))"
 	set := []string{
 		e.n(o.StatusAttr) + " = " + inProgress,
 		e.n(o.AttemptAttr) + " = " + e.v(str(c.Token)),

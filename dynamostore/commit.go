@@ -90,7 +90,8 @@ func (s *Store) commitCondition(e *expr, c lambdaidem.Commit) string {
 		return "attribute_not_exists(" + e.n(o.KeyAttr) + ") OR " +
 			e.n(o.ExpirationAttr) + " < " + e.v(num(ceilSec(c.Now))) + " OR (" +
 			e.n(o.StatusAttr) + " = " + inProgress + " AND " +
-			e.n(o.InProgressExpirationAttr) + " < " + e.v(num(ceilMilli(c.Now))) + ")"
+			e.n(o.InProgressExpirationAttr) + " < " + e.v(num(ceilMilli(c.Now))) + " AND " +
+			"attribute_not_exists(" + e.n(o.ExternalAttr) + "))"
 	}
 	return e.n(o.AttemptAttr) + " = " + e.v(str(c.Token)) + " AND " +
 		e.n(o.StatusAttr) + " IN (" + inProgress + ", " + e.v(str(string(lambdaidem.StatusUnknown))) + ")"

@@ -30,6 +30,26 @@ func (s *Store) Release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
 	return fenced("release", err)
 }
 
+// MarkExternal sets the record's external-effect mark with one
+// conditional UpdateItem, fenced on f.Token while the record is in
+// progress. It returns false, and no error, when the condition fails.
+func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, error) {
+	o := &s.opts
+	var e expr
+	cond := e.n(o.AttemptAttr) + " = " + e.v(str(f.Token)) + " AND " +
+		e.n(o.StatusAttr) + " = " + e.v(str(string(lambdaidem.StatusInProgress)))
+	update := "SET " + e.n(o.ExternalAttr) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: true})
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       s.codec.key(f.Key),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  e.names,
+		ExpressionAttributeValues: e.values,
+	})
+	return fenced("mark external", err)
+}
+
 // MarkUnknown moves the record from in progress to unknown and sets its
 // expiration to expiresAt, with one conditional UpdateItem fenced on
 // f.Token. It returns false, and no error, when the condition fails.

@@ -59,6 +59,11 @@ type Options struct {
 	// milliseconds. Default "completed_at".
 	CompletedAtAttr string
 
+	// ExternalAttr marks an in-progress record whose owner began an
+	// external effect (lambdaidem.Attempt.BeginExternal), a Boolean; such a
+	// record is never taken over. Default "external".
+	ExternalAttr string
+
 	// ConflictRetries is how many times a commit is sent again after
 	// DynamoDB cancels its transaction for a TransactionConflict (another
 	// transaction was writing one of its items). After the last retry, or
@@ -78,7 +83,7 @@ type Options struct {
 
 func (o *Options) setDefaults() error {
 	names := o.attrNames()
-	defaults := []string{"id", "", "status", "expiration", "in_progress_expiration", "validation", "data", "attempt", "attempts", "created_at", "completed_at"}
+	defaults := []string{"id", "", "status", "expiration", "in_progress_expiration", "validation", "data", "attempt", "attempts", "created_at", "completed_at", "external"}
 	for i, p := range names {
 		if *p.v == "" {
 			*p.v = defaults[i]
@@ -140,5 +145,6 @@ func (o *Options) attrNames() []namedAttr {
 		{"AttemptsAttr", &o.AttemptsAttr},
 		{"CreatedAtAttr", &o.CreatedAtAttr},
 		{"CompletedAtAttr", &o.CompletedAtAttr},
+		{"ExternalAttr", &o.ExternalAttr},
 	}
 }

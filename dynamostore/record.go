@@ -80,6 +80,7 @@ func (c codec) decode(item map[string]types.AttributeValue) (lambdaidem.Record, 
 	r.LeaseUntil = d.time(o.InProgressExpirationAttr, time.Millisecond, false)
 	r.CreatedAt = d.time(o.CreatedAtAttr, time.Millisecond, false)
 	r.CompletedAt = d.time(o.CompletedAtAttr, time.Millisecond, false)
+	r.External = d.boolean(o.ExternalAttr)
 	if d.err == nil {
 		switch r.Status {
 		case lambdaidem.StatusInProgress, lambdaidem.StatusCompleted, lambdaidem.StatusUnknown:
@@ -117,6 +118,18 @@ func (d *decoder) str(attr string, required bool) string {
 		d.fail(attr, fmt.Sprintf("is a %T, want a String", v))
 	}
 	return ""
+}
+
+// boolean reads an optional Boolean attribute; absent is false.
+func (d *decoder) boolean(attr string) bool {
+	switch v := d.item[attr].(type) {
+	case *types.AttributeValueMemberBOOL:
+		return v.Value
+	case nil:
+	default:
+		d.fail(attr, fmt.Sprintf("is a %T, want a Boolean", v))
+	}
+	return false
 }
 
 func (d *decoder) bytes(attr string) []byte {

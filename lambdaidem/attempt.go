@@ -15,6 +15,10 @@ type Attempt struct {
 	number       int
 	mode         Mode
 
+	// markExternal persists the external-effect mark on the record; nil
+	// when there is no record to mark (failing open).
+	markExternal func(context.Context) error
+
 	mu       sync.Mutex
 	closed   bool
 	external bool
@@ -45,11 +49,20 @@ func (a *Attempt) OperationKey() string { return a.operationKey }
 func (a *Attempt) Number() int { return a.number }
 
 // BeginExternal declares that the handler is about to start a side effect
-// outside the store's transaction (an email, a card charge). From then on,
-// a failure that does not prove the effect did not happen leaves the record
-// UNKNOWN instead of releasing it. It fails in optimistic mode, where an
-// external effect could run once per concurrent duplicate.
-func (a *Attempt) BeginExternal() error {
+// outside the store's transaction (an email, a card charge), and must be
+// called, and succeed, before the effect starts. It marks the record in
+// the store (one fenced write, the first time only), so that from then on
+// the record is never handed to another attempt as if nothing had
+// happened: a failure that does not prove the effect did not happen
+// leaves the record UNKNOWN, and so does a crash, once the lease lapses.
+// Such records are answered with [ErrOutcomeUnknown] until a reconcile
+// function resolves them.
+//
+// It fails, and the handler must not start the effect, when the store
+// cannot be written, when the attempt's lease was lost ([ErrLeaseLost]),
+// after the attempt finished ([ErrNoAttempt]), and in optimistic mode,
+// where an external effect could run once per concurrent duplicate.
+func (a *Attempt) BeginExternal(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
@@ -57,6 +70,13 @@ func (a *Attempt) BeginExternal() error {
 		return fmt.Errorf("begin external effect: %w", ErrNoAttempt)
 	case a.mode == Optimistic:
 		return errors.New("lambdaidem: external effects need ClaimFirst mode")
+	case a.external:
+		return nil
+	}
+	if a.markExternal != nil {
+		if err := a.markExternal(ctx); err != nil {
+			return err
+		}
 	}
 	a.external = true
 	return nil

@@ -1,6 +1,7 @@
 package lambdaidem
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -145,6 +146,16 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 	opts := &o.g.opts
 	fence := Fence{Key: o.key, Token: token}
 	a := &Attempt{operationKey: operationKey(o.key), number: rec.Attempts, mode: ClaimFirst}
+	a.markExternal = func(ctx context.Context) error {
+		ok, err := o.g.store.MarkExternal(ctx, fence)
+		switch {
+		case err != nil:
+			return &StoreError{Op: "mark external", Key: o.key, Err: err}
+		case !ok:
+			return o.conflict(ctx, ErrLeaseLost, Record{Key: o.key})
+		}
+		return nil
+	}
 	o.hook(ctx, opts.Hooks.OnClaim, rec)
 	defer func() {
 		if p := recover(); p != nil {
@@ -183,8 +194,10 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		o.abandon(ctx, fence, external)
 		return zero, &StoreError{Op: "commit", Key: o.key, Err: cerr}
 	}
-	if !committed && !(cur.Status == StatusCompleted && cur.Token == token) {
-		// Fenced out: the lease lapsed and another attempt took over.
+	if !committed && !(cur.Status == StatusCompleted && cur.Token == token && bytes.Equal(cur.Outcome, data)) {
+		// Fenced out: the lease lapsed and another attempt took over, or a
+		// reconciler resolved this attempt's record (under its token) while
+		// it was stalled. What is stored is the outcome.
 		if cur.Status == StatusCompleted && cur.Fingerprint == o.c.Fingerprint {
 			return o.replay(ctx, cur, "store")
 		}
@@ -269,6 +282,11 @@ func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error, verdict
 				return o.wait(ctx, rec)
 			}
 			return zero, o.conflict(ctx, ErrInProgress, rec), answered
+		}
+		if rec.External {
+			// Its owner began an external effect and never finished: as
+			// good as UNKNOWN. Stores refuse to let a claim take it over.
+			return o.reconcile(ctx, rec)
 		}
 		return zero, nil, reclaim
 	}

@@ -26,6 +26,7 @@
 //	INPROGRESS --commit (fenced on token; + staged writes, one tx)--> COMPLETED(outcome)
 //	INPROGRESS --handler error before any external effect (fenced)-> ABSENT (released)
 //	INPROGRESS --failure after an external effect began------------> UNKNOWN (kept)
+//	INPROGRESS(external) --crash, lease lapsed: never taken over-----> answered as UNKNOWN
 //	INPROGRESS --lease lapsed, new claim (takeover, new token)------> INPROGRESS(token2)
 //	UNKNOWN    --reconcile says done / not done---------------------> COMPLETED / ABSENT
 //	COMPLETED  --expiration passed-----------------------------------> treated as ABSENT

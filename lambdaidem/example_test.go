@@ -75,7 +75,7 @@ func ExampleAttempt_BeginExternal() {
 	call := lambdaidem.Call[string]{Operation: "SendEmail", Key: "welcome-42"}
 	_, err := lambdaidem.Do(context.Background(), guard, call, func(ctx context.Context) (string, error) {
 		a, _ := lambdaidem.AttemptFrom(ctx)
-		if err := a.BeginExternal(); err != nil {
+		if err := a.BeginExternal(ctx); err != nil {
 			return "", err
 		}
 		// provider.Send(ctx, msg, a.OperationKey()) times out here.

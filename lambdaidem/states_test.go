@@ -13,7 +13,7 @@ import (
 // chargeThenFail begins an external effect and then fails ambiguously.
 func chargeThenFail(ctx context.Context) (string, error) {
 	a, _ := lambdaidem.AttemptFrom(ctx)
-	if err := a.BeginExternal(); err != nil {
+	if err := a.BeginExternal(ctx); err != nil {
 		return "", err
 	}
 	return "", errors.New("provider timed out")
@@ -43,7 +43,7 @@ func TestPanicAfterExternalEffectLeavesUnknown(t *testing.T) {
 		defer func() { recover() }()
 		lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
 			a, _ := lambdaidem.AttemptFrom(ctx)
-			a.BeginExternal()
+			a.BeginExternal(ctx)
 			panic("after the charge")
 		})
 	}()
@@ -99,7 +99,7 @@ func TestOptimisticModeRefusesExternalEffects(t *testing.T) {
 	f := newFixture(t, func(o *lambdaidem.Options) { o.Mode = lambdaidem.Optimistic })
 	_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
 		a, _ := lambdaidem.AttemptFrom(ctx)
-		return "", a.BeginExternal()
+		return "", a.BeginExternal(ctx)
 	})
 	if err == nil {
 		t.Fatal("BeginExternal succeeded in optimistic mode")
@@ -235,4 +235,90 @@ func TestOptionsAreValidated(t *testing.T) {
 	if o.RetryHorizon != 24*time.Hour || o.MaxKeySize != 255 || o.Namespace != "lambdaidem" || o.Mode != lambdaidem.ClaimFirst {
 		t.Fatalf("defaults = %+v", o)
 	}
+}
+
+// A process that dies after starting an external effect cannot mark its
+// record UNKNOWN. BeginExternal marked it in the store before the effect,
+// so once the lease lapses the record is not taken over: duplicates get
+// ErrOutcomeUnknown, and the reconcile function decides.
+func TestCrashAfterExternalEffectIsNeverTakenOver(t *testing.T) {
+	f := newFixture(t, func(o *lambdaidem.Options) { o.Lease = time.Minute })
+	began, dead := make(chan struct{}), make(chan struct{})
+	stalled := make(chan error)
+	go func() {
+		_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "100 EUR"), func(ctx context.Context) (string, error) {
+			a, _ := lambdaidem.AttemptFrom(ctx)
+			if err := a.BeginExternal(ctx); err != nil {
+				return "", err
+			}
+			close(began) // provider.Charge(ctx, a.OperationKey()) is under way…
+			<-dead       // …and the process freezes, never to finish in time
+			return "charged by the stalled attempt", nil
+		})
+		stalled <- err
+	}()
+	<-began
+	if rec := f.onlyRecord(t); !rec.External || rec.Status != lambdaidem.StatusInProgress {
+		t.Fatalf("record after BeginExternal = %+v; want in progress and marked external", rec)
+	}
+	f.clock.Advance(2 * time.Minute) // the lease lapses
+
+	for _, payload := range []string{"100 EUR", "999 EUR"} {
+		_, err := lambdaidem.Do(context.Background(), f.guard, call("k", payload), func(ctx context.Context) (string, error) {
+			t.Errorf("payload %s: a duplicate ran after an external effect began", payload)
+			return "", nil
+		})
+		want := lambdaidem.ErrOutcomeUnknown
+		if payload != "100 EUR" {
+			want = lambdaidem.ErrKeyReused
+		}
+		if !errors.Is(err, want) {
+			t.Fatalf("payload %s: duplicate = %v; want %v", payload, err, want)
+		}
+	}
+
+	c := call("k", "100 EUR")
+	c.Reconcile = func(ctx context.Context, u lambdaidem.Unknown) (string, bool, error) {
+		return "charged (per the provider)", true, nil
+	}
+	out, err := lambdaidem.Do(context.Background(), f.guard, c, func(ctx context.Context) (string, error) {
+		t.Error("the handler ran instead of the reconciler")
+		return "", nil
+	})
+	if err != nil || out != "charged (per the provider)" {
+		t.Fatalf("reconciled = %q, %v", out, err)
+	}
+	// The stalled attempt wakes up: it must not overwrite, and it answers with what is stored.
+	close(dead)
+	if err := <-stalled; err != nil {
+		t.Fatalf("stalled attempt = %v; want the stored outcome replayed", err)
+	}
+	if rec := f.onlyRecord(t); rec.Status != lambdaidem.StatusCompleted || string(rec.Outcome) != `{"value":"charged (per the provider)"}` {
+		t.Fatalf("record = %+v; want the reconciled outcome kept", rec)
+	}
+}
+
+func TestBeginExternalFailsWhenItCannotMarkTheRecord(t *testing.T) {
+	s := memstore.New(func(o *memstore.Options) {
+		o.Fault = func(op, key string) error {
+			if op == "mark external" {
+				return lambdaidem.ErrStoreUnavailable
+			}
+			return nil
+		}
+	})
+	f := newFixtureWith(t, s)
+	started := false
+	_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
+		a, _ := lambdaidem.AttemptFrom(ctx)
+		if err := a.BeginExternal(ctx); err != nil {
+			return "", err
+		}
+		started = true
+		return "charged", nil
+	})
+	if !errors.Is(err, lambdaidem.ErrStoreUnavailable) || started {
+		t.Fatalf("= %v, effect started %v; want ErrStoreUnavailable before the effect", err, started)
+	}
+	f.noRecords(t) // nothing began: the claim is released
 }

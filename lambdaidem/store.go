@@ -43,6 +43,11 @@ type Record struct {
 	CreatedAt time.Time
 	// CompletedAt is when the outcome was committed.
 	CompletedAt time.Time
+	// External is set while the record is in progress once its owner has
+	// declared an external effect (see [Attempt.BeginExternal]). Such a
+	// record is never taken over when its lease lapses: the owner may have
+	// died after the effect began, so the record is as good as UNKNOWN.
+	External bool
 }
 
 // Exists reports whether r is a record at all (the zero Record is absent).
@@ -107,7 +112,8 @@ type Fence struct {
 // refused, with nothing written, with [ErrEffectRejected].
 type Store interface {
 	// Claim makes c.Token the owner of c.Key if the record is absent,
-	// expired at c.Now, or in progress with a lease that ended before c.Now.
+	// expired at c.Now, or in progress with a lease that ended before c.Now
+	// and no external effect marked (see MarkExternal).
 	// A takeover increments the attempt count and keeps the creation time.
 	// It returns the new record and true, or the record in the way and false.
 	Claim(ctx context.Context, c Claim) (Record, bool, error)
@@ -117,6 +123,12 @@ type Store interface {
 	// in progress or unknown with c.Token. On a failed condition it returns the
 	// current record (zero if absent) and false, and writes none of the effects.
 	Commit(ctx context.Context, c Commit) (Record, bool, error)
+
+	// MarkExternal records, fenced on f.Token while the record is in
+	// progress, that its owner is about to start an external effect: it sets
+	// Record.External, after which the record is never taken over when its
+	// lease lapses (and an optimistic commit does not claim it).
+	MarkExternal(ctx context.Context, f Fence) (bool, error)
 
 	// Release deletes the record if it is still in progress or unknown with
 	// f.Token, so that a retry runs the operation again.

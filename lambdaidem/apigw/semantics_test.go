@@ -342,7 +342,7 @@ func TestUnknownOutcomeGets409(t *testing.T) {
 			if !ok {
 				t.Fatal("no attempt in the handler's context")
 			}
-			if err := att.BeginExternal(); err != nil {
+			if err := att.BeginExternal(ctx); err != nil {
 				t.Fatal(err)
 			}
 			return reply{}, charge

@@ -68,7 +68,7 @@ func (e *ConditionFailedError) Is(target error) bool { return target == lambdaid
 // Options configure a Store.
 type Options struct {
 	// Fault, if set, is called before every operation with its name
-	// ("claim", "commit", "release", "mark unknown", "get") and the record
+	// ("claim", "commit", "release", "mark external", "mark unknown", "get") and the record
 	// key. A non-nil result fails the operation without touching the data;
 	// wrap it with lambdaidem.ErrStoreUnavailable to simulate an outage.
 	Fault func(op, key string) error
@@ -108,9 +108,11 @@ func (s *Store) begin(op, key string) error {
 	return nil
 }
 
-// claimable reports whether a claim at now may take the record.
+// claimable reports whether a claim at now may take the record: absent,
+// expired, or in progress with a lapsed lease and no external effect.
 func claimable(r lambdaidem.Record, ok bool, now time.Time) bool {
-	return !ok || r.ExpiresAt.Before(now) || (r.Status == lambdaidem.StatusInProgress && r.LeaseUntil.Before(now))
+	return !ok || r.ExpiresAt.Before(now) ||
+		(r.Status == lambdaidem.StatusInProgress && r.LeaseUntil.Before(now) && !r.External)
 }
 
 // fenced reports whether r is still owned by token.
@@ -195,6 +197,21 @@ func (s *Store) Release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
 		return false, nil
 	}
 	delete(s.records, f.Key)
+	return true, nil
+}
+
+// MarkExternal implements [lambdaidem.Store].
+func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, error) {
+	if err := s.begin("mark external", f.Key); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.records[f.Key]
+	if !ok || r.Token != f.Token || r.Status != lambdaidem.StatusInProgress {
+		return false, nil
+	}
+	r.External = true
+	s.records[f.Key] = r
 	return true, nil
 }
 

@@ -47,6 +47,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ReleaseFenced", testReleaseFenced},
 		{"ReleaseKeepsCompleted", testReleaseKeepsCompleted},
 		{"UnknownIsKeptAndResolvable", testUnknownIsKeptAndResolvable},
+		{"ExternalEffectBlocksTakeover", testExternalEffectBlocksTakeover},
 		{"OptimisticCommitClaims", testOptimisticCommitClaims},
 		{"RecommitReportsOwnCompletion", testRecommitReportsOwnCompletion},
 		{"ConcurrentClaimsOneWinner", testConcurrentClaimsOneWinner},
@@ -303,6 +304,47 @@ func testUnknownIsKeptAndResolvable(t *testing.T, h Harness) {
 		t.Fatalf("Release of an unknown record = %v, %v; want released", ok, err)
 	}
 	mustClaim(t, h, claimAt(key2, "B", later))
+}
+
+func testExternalEffectBlocksTakeover(t *testing.T, h Harness) {
+	key := newKey()
+	mustClaim(t, h, claimAt(key, "A", t0))
+	if ok, err := h.Store.MarkExternal(context.Background(), lambdaidem.Fence{Key: key, Token: "B"}); err != nil || ok {
+		t.Fatalf("MarkExternal with a foreign token = %v, %v; want refused", ok, err)
+	}
+	if ok, err := h.Store.MarkExternal(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}); err != nil || !ok {
+		t.Fatalf("MarkExternal by the owner = %v, %v; want marked", ok, err)
+	}
+	if rec := get(t, h, key, t0); !rec.External || rec.Status != lambdaidem.StatusInProgress {
+		t.Fatalf("marked record = %+v; want in progress with External set", rec)
+	}
+	// Long after the lease: a claim must not take it over, nor an optimistic commit.
+	later := t0.Add(10 * time.Minute)
+	cur, ok, err := h.Store.Claim(context.Background(), claimAt(key, "B", later))
+	if err != nil || ok {
+		t.Fatalf("Claim of a lapsed record with an external effect = %v, %v; want refused", ok, err)
+	}
+	if cur.Token != "A" || !cur.External {
+		t.Fatalf("refused claim reports %+v; want A's marked record", cur)
+	}
+	opt := commitAt(key, "C", later, h.Effect(key+"/C"))
+	opt.Claim = true
+	if _, ok, err := h.Store.Commit(context.Background(), opt); err != nil || ok {
+		t.Fatalf("optimistic Commit over a marked record = %v, %v; want refused", ok, err)
+	}
+	if h.Written(t, key+"/C") {
+		t.Fatal("the refused optimistic commit's effect was written")
+	}
+	// A reconciler resolves it under A's token; the completed record is unmarked.
+	rec := mustCommit(t, h, commitAt(key, "A", later))
+	wantStatus(t, rec, lambdaidem.StatusCompleted, "A")
+	if got := get(t, h, key, later); got.External {
+		t.Fatalf("completed record = %+v; want External cleared", got)
+	}
+	// A completed record cannot be marked.
+	if ok, err := h.Store.MarkExternal(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}); err != nil || ok {
+		t.Fatalf("MarkExternal of a completed record = %v, %v; want refused", ok, err)
+	}
 }
 
 func testOptimisticCommitClaims(t *testing.T, h Harness) {
