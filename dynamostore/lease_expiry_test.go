@@ -13,7 +13,7 @@ import (
 // The expiration is stored in whole seconds and the lease in milliseconds.
 // With a retry horizon shorter than the lease, an in-progress record must
 // still not read as expired while its lease runs, up to the last millisecond.
-func TestReviewLeaseOutlivesExpirationInWholeSeconds(t *testing.T) {
+func TestLeaseOutlivesExpirationInWholeSeconds(t *testing.T) {
 	e := newEnv(t)
 	base := time.Now().Truncate(time.Second)
 	clk := testclock.New(base)

@@ -15,7 +15,7 @@ import (
 // A retry horizon shorter than the lease must not let the in-progress record
 // expire while its lease still runs: a duplicate would claim the "absent"
 // record and run the handler a second time, concurrently.
-func TestReviewInProgressOutlivesShortHorizon(t *testing.T) {
+func TestInProgressOutlivesShortHorizon(t *testing.T) {
 	f := newFixture(t, func(o *lambdaidem.Options) { o.RetryHorizon = time.Minute }) // lease: 15m, no deadline
 	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
@@ -44,7 +44,7 @@ func TestReviewInProgressOutlivesShortHorizon(t *testing.T) {
 // Two duplicates reconcile one UNKNOWN record at once. Both commit fenced on
 // the failed attempt's token; the loser must answer with the outcome that was
 // stored, not with its own reconcile result, which the store never kept.
-func TestReviewConcurrentReconcilersAgreeOnTheStoredOutcome(t *testing.T) {
+func TestConcurrentReconcilersAgreeOnTheStoredOutcome(t *testing.T) {
 	f := newFixture(t)
 	base := call("k", "x")
 	lambdaidem.Do(context.Background(), f.guard, base, chargeThenFail)

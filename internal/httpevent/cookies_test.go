@@ -10,7 +10,7 @@ import (
 
 // The cookies field keeps the order the client sent: with two cookies of
 // one name (different paths), the first is the one a server uses.
-func TestReviewCookiesKeepTheirOrder(t *testing.T) {
+func TestCookiesKeepTheirOrder(t *testing.T) {
 	routes, _ := httpevent.NewRoutes("$default")
 	r := httptest.NewRequest("GET", "http://127.0.0.1/x", nil)
 	r.Header.Set("Cookie", "session=specific; session=general; a=1")

@@ -10,7 +10,7 @@ import (
 // full match before a path variable, a path variable before a greedy one,
 // a greedy one with a longer literal prefix first, and $default last
 // (docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-routes.html).
-func TestReviewMostSpecificRouteWins(t *testing.T) {
+func TestMostSpecificRouteWins(t *testing.T) {
 	routes, err := httpevent.NewRoutes(
 		"$default",
 		"ANY /{proxy+}",

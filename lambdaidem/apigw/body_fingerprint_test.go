@@ -34,7 +34,7 @@ func reviewV2Event(body string, isBase64 bool) events.APIGatewayV2HTTPRequest {
 // (a binary body that API Gateway base64-encoded) are different requests:
 // decoding them as JSON would replace both bytes with U+FFFD and make the
 // fingerprints equal, so the second would be handed the first's response.
-func TestReviewInvalidUTF8JSONBodiesAreDifferentRequests(t *testing.T) {
+func TestInvalidUTF8JSONBodiesAreDifferentRequests(t *testing.T) {
 	a := newAdapter(t, memstore.New(), nil)
 	var runs atomic.Int32
 	h := a.WrapV2(func(ctx context.Context, e events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -66,7 +66,7 @@ func TestReviewInvalidUTF8JSONBodiesAreDifferentRequests(t *testing.T) {
 
 // Replays never carry cookies or credentials, whatever the spelling of the
 // header name or the map it came in.
-func TestReviewReplayDropsCookiesAndCredentialsInAnySpelling(t *testing.T) {
+func TestReplayDropsCookiesAndCredentialsInAnySpelling(t *testing.T) {
 	a := newAdapter(t, memstore.New(), nil)
 	h := a.WrapV1(func(ctx context.Context, e events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 		return events.APIGatewayProxyResponse{

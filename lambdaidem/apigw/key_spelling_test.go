@@ -14,7 +14,7 @@ import (
 // A REST API event may list one header under two spellings of its name in
 // multiValueHeaders. Sent twice, the key is ambiguous and must be refused,
 // not resolved by whichever spelling map iteration visits last.
-func TestReviewV1KeyHeaderUnderTwoSpellingsIsRefused(t *testing.T) {
+func TestV1KeyHeaderUnderTwoSpellingsIsRefused(t *testing.T) {
 	a := newAdapter(t, memstore.New(), nil)
 	var runs atomic.Int32
 	h := a.WrapV1(func(ctx context.Context, e events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {

@@ -14,7 +14,7 @@ import (
 // An HTTP API event that carries its query only in queryStringParameters
 // (rawQueryString empty, as hand-built and some emulated events are) must
 // not fingerprint as if it had no query.
-func TestReviewV2QueryInParsedParametersOnlyIsFingerprinted(t *testing.T) {
+func TestV2QueryInParsedParametersOnlyIsFingerprinted(t *testing.T) {
 	a := newAdapter(t, memstore.New(), nil)
 	var runs atomic.Int32
 	h := a.WrapV2(func(ctx context.Context, e events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {

@@ -71,7 +71,7 @@ func invokeWithin(t *testing.T, w func(context.Context, events.SQSEvent) (events
 
 // FIFO groups whose keys overlap in opposite orders neither deadlock nor
 // run one key twice, at any concurrency.
-func TestReviewFIFOGroupsWithCrossedKeys(t *testing.T) {
+func TestFIFOGroupsWithCrossedKeys(t *testing.T) {
 	for _, conc := range []int{1, 2, 3, 8} {
 		t.Run(fmt.Sprint(conc), func(t *testing.T) {
 			var mu sync.Mutex
@@ -124,7 +124,7 @@ func TestReviewFIFOGroupsWithCrossedKeys(t *testing.T) {
 
 // Many messages with one key in a standard batch run the handler once and
 // all succeed.
-func TestReviewStandardBatchSameKeyRunsOnce(t *testing.T) {
+func TestStandardBatchSameKeyRunsOnce(t *testing.T) {
 	var runs atomic.Int32
 	w := reviewWrap(t, func(ctx context.Context, m events.SQSMessage) error {
 		runs.Add(1)
@@ -144,7 +144,7 @@ func TestReviewStandardBatchSameKeyRunsOnce(t *testing.T) {
 // In a FIFO group, everything after the first failure is reported failed
 // without running, completed duplicates included; other groups go on; and
 // the message before the failure is not reported.
-func TestReviewFIFOFailureFailsTheRestOfItsGroupOnly(t *testing.T) {
+func TestFIFOFailureFailsTheRestOfItsGroupOnly(t *testing.T) {
 	var mu sync.Mutex
 	var ran []string
 	w := reviewWrap(t, func(ctx context.Context, m events.SQSMessage) error {
@@ -175,7 +175,7 @@ func TestReviewFIFOFailureFailsTheRestOfItsGroupOnly(t *testing.T) {
 }
 
 // A key or scope function that panics fails its message, not the batch.
-func TestReviewPanickingKeyAndScopeFailOnlyTheirMessage(t *testing.T) {
+func TestPanickingKeyAndScopeFailOnlyTheirMessage(t *testing.T) {
 	var runs atomic.Int32
 	w := reviewWrap(t, func(ctx context.Context, m events.SQSMessage) error { runs.Add(1); return nil }, func(o *sqsbatch.Options) {
 		o.Key = func(m events.SQSMessage) (string, error) {
