@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"time"
 
@@ -151,13 +152,20 @@ func (d *decoder) int(attr string, required bool) int64 {
 		if n, err := strconv.ParseInt(v.Value, 10, 64); err == nil {
 			return n
 		}
-		// Other writers may store a decimal ("1700000000.0").
-		f, err := strconv.ParseFloat(v.Value, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f >= math.MaxInt64 || f <= math.MinInt64 {
+		// Other writers may store a decimal ("1700000000.0"): read it exactly,
+		// in DynamoDB's decimal syntax only (no hex, underscores or infinities),
+		// and truncate it toward zero.
+		f, _, err := big.ParseFloat(v.Value, 10, 256, big.ToZero)
+		if err != nil || f.IsInf() {
 			d.fail(attr, fmt.Sprintf("is not an integer: %q", v.Value))
 			return 0
 		}
-		return int64(f)
+		n, acc := f.Int64()
+		if acc != big.Exact && (n == math.MaxInt64 || n == math.MinInt64) {
+			d.fail(attr, fmt.Sprintf("is out of range: %q", v.Value))
+			return 0
+		}
+		return n
 	case nil:
 		if required {
 			d.fail(attr, "is missing")
