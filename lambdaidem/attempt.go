@@ -44,8 +44,10 @@ func withAttempt(ctx context.Context, a *Attempt) context.Context {
 // deduplicated too. It does not reveal the caller's key.
 func (a *Attempt) OperationKey() string { return a.operationKey }
 
-// Number is the attempt's ordinal: 1 for the first claim, 2 after a
-// takeover or a released failure, and so on. In optimistic mode it is 1.
+// Number is the attempt's ordinal among the claims of one record: 1 for
+// the first claim, 2 after a takeover of a lapsed lease, and so on. A
+// released failure deletes the record, so the retry after it is 1 again.
+// In optimistic mode it is 1.
 func (a *Attempt) Number() int { return a.number }
 
 // BeginExternal declares that the handler is about to start a side effect

@@ -119,7 +119,9 @@ func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 			ExpiresAt: maxTime(now.Add(opts.RetryHorizon), lease.Add(time.Second)),
 		})
 		if err != nil {
-			if opts.FailOpen && errors.Is(err, ErrStoreUnavailable) {
+			// Fail open only for the store's sake: an invocation whose own
+			// context ended during the claim has no time left to run in.
+			if opts.FailOpen && errors.Is(err, ErrStoreUnavailable) && ctx.Err() == nil {
 				return o.failOpen(ctx, err)
 			}
 			o.log(ctx, slog.LevelError, "claim failed", slog.Any("error", err))

@@ -327,3 +327,21 @@ func TestBusinessConditionFailureIsTypedAndReleases(t *testing.T) {
 		t.Fatal("the other staged write of the refused commit was written")
 	}
 }
+
+func TestFailOpenDoesNotRunAnInvocationWhoseContextEnded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := memstore.New(func(o *memstore.Options) {
+		o.Fault = func(op, key string) error {
+			cancel() // the invocation's deadline passes while the claim is out
+			return lambdaidem.ErrStoreUnavailable
+		}
+	})
+	f := newFixtureWith(t, s, func(o *lambdaidem.Options) { o.FailOpen = true })
+	_, err := lambdaidem.Do(ctx, f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
+		t.Error("the handler ran on an ended context")
+		return "", nil
+	})
+	if !errors.Is(err, lambdaidem.ErrStoreUnavailable) {
+		t.Fatalf("error = %v; want the claim's StoreError", err)
+	}
+}
