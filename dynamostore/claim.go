@@ -99,22 +99,7 @@ func (s *Store) claimExpired(ctx context.Context, c lambdaidem.Claim) (lambdaide
 	}
 	var e expr
 	cond := "attribute_not_exists(" + e.n(o.KeyAttr) + ") OR " + e.n(o.ExpirationAttr) + " < " + e.v(num(ceilSec(c.Now)))
-	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           aws.String(s.table),
-		Item:                                item,
-		ConditionExpression:                 aws.String(cond),
-		ExpressionAttributeNames:            e.names,
-		ExpressionAttributeValues:           e.values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if err != nil {
-		return s.refused(ctx, "claim", c.Key, err)
-	}
-	rec, err := s.codec.decode(item)
-	if err != nil {
-		return lambdaidem.Record{}, false, wrapErr("claim", err)
-	}
-	return rec, true, nil
+	return s.putRecord(ctx, "claim", c.Key, item, cond, &e)
 }
 
 // refused turns the error of a conditional write into the Store result: a

@@ -43,18 +43,7 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 	var e expr
 	cond := s.commitCondition(&e, c)
 	if len(c.Effects) == 0 {
-		_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                           aws.String(s.table),
-			Item:                                item,
-			ConditionExpression:                 aws.String(cond),
-			ExpressionAttributeNames:            e.names,
-			ExpressionAttributeValues:           e.values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		if err != nil {
-			return s.refused(ctx, "commit", c.Key, err)
-		}
-		return s.written(item)
+		return s.putRecord(ctx, "commit", c.Key, item, cond, &e)
 	}
 	effects, actions, err := s.effectItems(c.Key, c.Effects, mapSize(item))
 	if err != nil {
@@ -79,7 +68,7 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 		}
 		return lambdaidem.Record{}, false, err
 	}
-	return s.written(item)
+	return s.written("commit", item)
 }
 
 // commitCondition is the record condition of commit c.
@@ -111,11 +100,29 @@ func (s *Store) requestToken(c lambdaidem.Commit) string {
 	return hex.EncodeToString(h.Sum(nil))[:36]
 }
 
+// putRecord writes a whole record item with one conditional PutItem that
+// asks for the old item on a failed condition. A failed condition returns
+// the current record and false; see [Store.refused].
+func (s *Store) putRecord(ctx context.Context, op, key string, item map[string]types.AttributeValue, cond string, e *expr) (lambdaidem.Record, bool, error) {
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           aws.String(s.table),
+		Item:                                item,
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            e.names,
+		ExpressionAttributeValues:           e.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		return s.refused(ctx, op, key, err)
+	}
+	return s.written(op, item)
+}
+
 // written is the record a successful write of item left.
-func (s *Store) written(item map[string]types.AttributeValue) (lambdaidem.Record, bool, error) {
+func (s *Store) written(op string, item map[string]types.AttributeValue) (lambdaidem.Record, bool, error) {
 	rec, err := s.codec.decode(item)
 	if err != nil {
-		return lambdaidem.Record{}, false, wrapErr("commit", err)
+		return lambdaidem.Record{}, false, wrapErr(op, err)
 	}
 	return rec, true, nil
 }
