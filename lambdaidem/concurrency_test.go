@@ -191,29 +191,27 @@ func TestLeaseTakeover(t *testing.T) {
 	}
 }
 
+// stalled starts an attempt that claims the key, waits for resume, then
+// stages item; it returns once the claim is held, and done reports the result.
+func stalled(f *fixture, item string) (resume chan<- struct{}, done <-chan error) {
+	claimed, res, d := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
+			close(claimed)
+			<-res
+			return stagePayment(ctx, item)
+		})
+		d <- err
+	}()
+	<-claimed
+	return res, d
+}
+
 func TestLeaseLostWhileNewOwnerRuns(t *testing.T) {
 	f := newFixture(t, func(o *lambdaidem.Options) { o.Lease = time.Minute })
-	aClaimed, aResume, bClaimed, bResume := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
-	aDone, bDone := make(chan error), make(chan error)
-	go func() {
-		_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
-			close(aClaimed)
-			<-aResume
-			return stagePayment(ctx, "from-A")
-		})
-		aDone <- err
-	}()
-	<-aClaimed
+	aResume, aDone := stalled(f, "from-A")
 	f.clock.Advance(2 * time.Minute)
-	go func() {
-		_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "x"), func(ctx context.Context) (string, error) {
-			close(bClaimed)
-			<-bResume
-			return stagePayment(ctx, "from-B")
-		})
-		bDone <- err
-	}()
-	<-bClaimed
+	bResume, bDone := stalled(f, "from-B")
 	close(aResume)
 	if err := <-aDone; !errors.Is(err, lambdaidem.ErrLeaseLost) {
 		t.Fatalf("late A = %v; want ErrLeaseLost", err)
