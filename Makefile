@@ -67,6 +67,7 @@ fuzz:
 	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzKeyAndFingerprint$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzRequestParsing$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/sqsbatch -run '^$$' -fuzz '^FuzzBatch$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lambdaidem/streambatch -run '^$$' -fuzz '^FuzzKinesisBatch$$' -fuzztime $(FUZZTIME)
 
 # fuzz-short: every fuzz target briefly, as part of make test
 fuzz-short:

@@ -1,14 +1,12 @@
 package sqsbatch
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/lambdaidem/lambdaidem/internal/jsonkey"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -64,49 +62,7 @@ func KeyFromAttribute(name string) KeyFunc {
 // be addressed. A string is used as it is, a number as written; anything
 // else, an absent field, or a body that is not a JSON object fails.
 func KeyFromJSONField(path string) KeyFunc {
-	steps := strings.Split(path, ".")
 	return func(m events.SQSMessage) (string, error) {
-		if path == "" {
-			return "", fmt.Errorf("%w: KeyFromJSONField has an empty path", lambdaidem.ErrInvalidKey)
-		}
-		dec := json.NewDecoder(bytes.NewReader([]byte(m.Body)))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil || dec.More() {
-			return "", fmt.Errorf("%w: the body is not JSON, so it has no field %q", lambdaidem.ErrInvalidKey, path)
-		}
-		for _, step := range steps {
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return "", fmt.Errorf("%w: no field %q in the body: a parent is not an object", lambdaidem.ErrMissingKey, path)
-			}
-			if v, ok = obj[step]; !ok {
-				return "", fmt.Errorf("%w: no field %q in the body", lambdaidem.ErrMissingKey, path)
-			}
-		}
-		switch k := v.(type) {
-		case string:
-			if k == "" {
-				return "", fmt.Errorf("%w: field %q is empty", lambdaidem.ErrMissingKey, path)
-			}
-			return k, nil
-		case json.Number:
-			return k.String(), nil
-		case nil:
-			return "", fmt.Errorf("%w: field %q is null", lambdaidem.ErrMissingKey, path)
-		}
-		return "", fmt.Errorf("%w: field %q is a %s, not a string or a number", lambdaidem.ErrInvalidKey, path, jsonKind(v))
+		return jsonkey.Field([]byte(m.Body), path, "the body")
 	}
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	case bool:
-		return "boolean"
-	}
-	return "value"
 }
