@@ -1,13 +1,12 @@
 package lambdaidem
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"unicode/utf8"
 )
 
@@ -64,9 +63,33 @@ func Fingerprint(v any) (string, error) {
 	return FingerprintBytes(b), nil
 }
 
-// FingerprintJSON is [Fingerprint] of a JSON document given as bytes.
+// FingerprintJSON is [Fingerprint] of a JSON document given as bytes: two
+// documents that differ only in key order, white space or string escapes
+// share a fingerprint. It returns an error if doc is not one JSON value.
+//
+// Two documents that encoding/json decodes into different values never
+// share a fingerprint. So a document it cannot canonicalize faithfully is
+// hashed as its bytes, as by [FingerprintBytes]:
+//
+//   - one whose objects hold a name twice, exactly or as encoding/json
+//     matches names (case-insensitively, "Currency" and "currency"): the
+//     decoder keeps the last value (even a null, which it then ignores),
+//     while a canonical form would keep either both or the wrong one;
+//   - one larger than [MaxCanonicalJSON] bytes: it is streamed through
+//     SHA-256 without being decoded (nor validated), so that the work done
+//     before a claim stays bounded whatever a client sends.
+//
+// Bytes and canonical forms cannot collide into a wrong match: a canonical
+// form never holds a duplicate name, and a document whose bytes equal
+// another's canonical form decodes to the same value.
 func FingerprintJSON(doc []byte) (string, error) {
+	if len(doc) > MaxCanonicalJSON {
+		return FingerprintBytes(doc), nil
+	}
 	canon, err := canonicalJSON(doc)
+	if errors.Is(err, errDuplicateName) {
+		return FingerprintBytes(doc), nil
+	}
 	if err != nil {
 		return "", fmt.Errorf("lambdaidem: fingerprint: %w", err)
 	}
@@ -77,25 +100,4 @@ func FingerprintJSON(doc []byte) (string, error) {
 func FingerprintBytes(b []byte) string {
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
-// canonicalJSON re-encodes doc with sorted object keys and no insignificant
-// white space. Numbers are kept as written.
-func canonicalJSON(doc []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("trailing data after JSON value")
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

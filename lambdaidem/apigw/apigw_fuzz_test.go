@@ -18,10 +18,10 @@ import (
 )
 
 // validKey is the key rule as the adapter documents it: the header's value,
-// trimmed, optionally in double quotes, is 1 to 255 characters of visible
-// ASCII other than '"', ',' and '\'.
+// trimmed of SP and HTAB only, optionally in double quotes, is 1 to 255
+// characters of visible ASCII other than '"', ',' and '\'.
 func validKey(raw string) (string, bool) {
-	k := strings.TrimSpace(raw)
+	k := strings.Trim(raw, " \t")
 	if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
 		k = k[1 : len(k)-1]
 	}

@@ -32,10 +32,17 @@
 //	store unavailable                          503 problem+json (fail closed)
 //
 // Keys are scoped by the authenticated principal (see [Request.Principal])
-// and by the method and route, so two callers' keys never meet. The
-// fingerprint that tells "the same request" from "a different one" covers
-// the method, route, path parameters, query and body; JSON bodies are
-// compared after canonicalization, so key order and spacing do not matter.
+// and by the method and route (the route key, or, for a Function URL or the
+// $default route, the normalized path; see [Request.Route]), so two callers'
+// keys never meet. The fingerprint that tells "the same request" from "a
+// different one" covers the method, route, path parameters, query, media
+// type and body: whatever the handler would read differently fingerprints
+// differently. JSON bodies are compared after canonicalization, so key order
+// and spacing do not matter, except a body that holds a name twice (exactly,
+// or in another letter case, which encoding/json matches to one field) or
+// one larger than [lambdaidem.MaxCanonicalJSON] (64 KiB): such a body is
+// hashed as its bytes, streamed, never decoded. An unparseable query string
+// is hashed as written.
 //
 // Refusals are RFC 9457 problem details whose type URIs are the Problem
 // constants, documented in problems.md.

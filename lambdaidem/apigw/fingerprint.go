@@ -15,14 +15,23 @@ type intent struct {
 	Route          string            `json:"route,omitempty"`
 	PathParameters map[string]string `json:"path,omitempty"`
 	Query          string            `json:"query,omitempty"`
+	MediaType      string            `json:"type,omitempty"`
 	Body           string            `json:"body,omitempty"`
 }
 
-// fingerprint hashes the parts of r that define its intent. A JSON body is
-// canonicalized first (key order and spacing do not matter); any other body,
-// a JSON body that does not parse, or one that is not valid UTF-8 (decoding
-// it would replace the invalid bytes, so bodies differing only there would
-// meet), is hashed as bytes.
+// fingerprint hashes the parts of r that define its intent: whatever the
+// handler would read differently fingerprints differently.
+//
+// The query is its parsed form, sorted by name; a raw query string that does
+// not parse is hashed as written (API Gateway's parsed map would make
+// "x=1&x=2" and "x=1,2" one). The body comes with its media type (an
+// "application/json" body and a "text/plain" one are different requests). A
+// JSON body is canonicalized by [lambdaidem.FingerprintJSON] (key order and
+// spacing do not matter; a body with a duplicate name, exact or case-folded,
+// or one larger than [lambdaidem.MaxCanonicalJSON], is hashed as its bytes);
+// any other body, a JSON body that does not parse, or one that is not valid
+// UTF-8 (decoding it would replace the invalid bytes, so bodies differing
+// only there would meet), is hashed as bytes.
 func fingerprint(r *Request, parts Parts) (string, error) {
 	var in intent
 	if parts&PartMethod != 0 {
@@ -35,10 +44,15 @@ func fingerprint(r *Request, parts Parts) (string, error) {
 		in.PathParameters = r.PathParameters
 	}
 	if parts&PartQuery != 0 {
-		in.Query = r.Query.Encode() // sorted by name
+		in.Query = "parsed:" + r.Query.Encode() // sorted by name
+		if r.unparsedQuery != "" {
+			in.Query = "raw:" + r.unparsedQuery
+		}
 	}
 	if parts&PartBody != 0 {
-		in.Body = bodyFingerprint(r.Header.Get("Content-Type"), r.Body)
+		contentType := strings.Join(r.Header.Values("Content-Type"), ", ")
+		in.MediaType = mediaType(contentType)
+		in.Body = bodyFingerprint(contentType, r.Body)
 	}
 	return lambdaidem.Fingerprint(in)
 }
@@ -60,4 +74,19 @@ func isJSON(contentType string) bool {
 		return false
 	}
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// mediaType is a Content-Type in a canonical form: type, subtype and
+// parameter names in lower case, parameters sorted, the charset's value in
+// lower case (charset names are case-insensitive, RFC 9110 §8.3.2). A value
+// that does not parse (or several Content-Type headers) is kept as sent.
+func mediaType(contentType string) string {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return contentType
+	}
+	if cs, ok := params["charset"]; ok {
+		params["charset"] = strings.ToLower(cs)
+	}
+	return mime.FormatMediaType(mt, params)
 }

@@ -12,7 +12,8 @@ import (
 // A key is 1 to MaxKeyLength characters of visible ASCII ('!' to '~'),
 // except '"', ',' and '\'. It may be sent bare or as a structured-field
 // string ("…" in double quotes), as the IETF draft writes it; both spell the
-// same key. A request with the header more than once (which an HTTP API
+// same key. Spaces and tabs around it are ignored, as around any field
+// value; any other white space (a Unicode space, a CR) makes it malformed. A request with the header more than once (which an HTTP API
 // event shows as values joined by commas) is malformed: the key would be
 // ambiguous.
 func keyOf(h http.Header, name string, max int) (key string, present bool, err error) {
@@ -24,7 +25,7 @@ func keyOf(h http.Header, name string, max int) (key string, present bool, err e
 	default:
 		return "", true, fmt.Errorf("the %s header appears %d times", name, len(values))
 	}
-	key = strings.TrimSpace(values[0])
+	key = strings.Trim(values[0], " \t") // optional white space (RFC 9110 §5.6.3): SP and HTAB only
 	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
 		key = key[1 : len(key)-1]
 	}

@@ -15,13 +15,21 @@ type Request struct {
 	// Route is the method and the matched route: the HTTP API's route key
 	// ("POST /payments/{id}"), the REST API's method and resource, or, where
 	// there is no route (a Function URL, the $default route), the method and
-	// the raw path.
+	// the normalized path, so that "/payments/", "//payments",
+	// "/a/../payments" and "/%70ayments" are one route "/payments". The
+	// normalization decodes percent-encoded unreserved characters (letters,
+	// digits, '-', '.', '_', '~') and upper-cases the hex digits of other
+	// escapes (an encoded '/' stays encoded), drops empty segments (so a
+	// trailing '/' too), and resolves "." and ".." segments, never above the
+	// root (RFC 3986 §6.2.2 and §5.2.4). Letter case is kept.
 	Route string
-	// Path is the request path.
+	// Path is the request path, as sent.
 	Path string
 	// PathParameters are the route's path parameters.
 	PathParameters map[string]string
-	// Query is the query string, parsed.
+	// Query is the query string, parsed. A raw query string that does not
+	// parse (a stray '%', a ';') keeps the pairs that do; the fingerprint
+	// then hashes the raw string instead.
 	Query url.Values
 	// Header holds the request headers, canonical names.
 	Header http.Header
@@ -38,6 +46,9 @@ type Request struct {
 	// Event is the original event: an *events.APIGatewayProxyRequest, an
 	// *events.APIGatewayV2HTTPRequest or an *events.LambdaFunctionURLRequest.
 	Event any
+
+	// unparsedQuery is the raw query string when it does not parse.
+	unparsedQuery string
 }
 
 // decodeBody returns the body of an event, base64-decoded if it says so.

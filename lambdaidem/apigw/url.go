@@ -9,7 +9,7 @@ import (
 
 // WrapURL returns h, a Lambda Function URL handler, made idempotent, with
 // h's own signature. A Function URL has no routes: the route is the method
-// and the raw path. It panics if h is nil.
+// and the normalized path (see [Request.Route]). It panics if h is nil.
 func (a *Adapter) WrapURL(h func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error)) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	if h == nil {
 		panic("apigw: WrapURL of a nil handler")
@@ -26,14 +26,16 @@ func requestURL(e *events.LambdaFunctionURLRequest) (*Request, *Problem) {
 	if path == "" {
 		path = e.RequestContext.HTTP.Path
 	}
+	query, unparsed := parseQuery(e.RawQueryString, e.QueryStringParameters)
 	r := &Request{
-		Method:    method,
-		Route:     method + " " + path,
-		Path:      path,
-		Query:     parseQuery(e.RawQueryString, e.QueryStringParameters),
-		Header:    mergeHeaders(e.Headers, nil),
-		Principal: principalURL(&e.RequestContext),
-		Event:     e,
+		Method:        method,
+		Route:         method + " " + normalizePath(path),
+		Path:          path,
+		Query:         query,
+		Header:        mergeHeaders(e.Headers, nil),
+		Principal:     principalURL(&e.RequestContext),
+		Event:         e,
+		unparsedQuery: unparsed,
 	}
 	return r, r.setBody(e.Body, e.IsBase64Encoded)
 }

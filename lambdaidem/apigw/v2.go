@@ -29,17 +29,19 @@ func requestV2(e *events.APIGatewayV2HTTPRequest) (*Request, *Problem) {
 	}
 	route := e.RouteKey
 	if route == "" || route == "$default" {
-		route = method + " " + path
+		route = method + " " + normalizePath(path)
 	}
+	query, unparsed := parseQuery(e.RawQueryString, e.QueryStringParameters)
 	r := &Request{
 		Method:         method,
 		Route:          route,
 		Path:           path,
 		PathParameters: e.PathParameters,
-		Query:          parseQuery(e.RawQueryString, e.QueryStringParameters),
+		Query:          query,
 		Header:         mergeHeaders(e.Headers, nil),
 		Principal:      principalV2(&e.RequestContext),
 		Event:          e,
+		unparsedQuery:  unparsed,
 	}
 	return r, r.setBody(e.Body, e.IsBase64Encoded)
 }
@@ -53,17 +55,25 @@ var flavorV2 = flavor[events.APIGatewayV2HTTPResponse]{
 	},
 }
 
-// parseQuery reads a raw query string, or, if it is empty or does not
-// parse, the event's parsed parameters.
-func parseQuery(raw string, parsed map[string]string) url.Values {
-	if q, err := url.ParseQuery(raw); err == nil && (raw != "" || len(parsed) == 0) {
-		return q
+// parseQuery reads a raw query string, or, if it is empty, the event's
+// parsed parameters (hand-built and some emulated events carry only those).
+// A raw string that does not parse yields the pairs that do, and itself as
+// unparsed, for the fingerprint to hash as written: API Gateway's parsed map
+// joins repeated names with commas, so it cannot tell "x=1&x=2" from
+// "x=1,2".
+func parseQuery(raw string, parsed map[string]string) (q url.Values, unparsed string) {
+	if raw == "" && len(parsed) > 0 {
+		q = url.Values{}
+		for k, v := range parsed {
+			q.Set(k, v)
+		}
+		return q, ""
 	}
-	q := url.Values{}
-	for k, v := range parsed {
-		q.Set(k, v)
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return q, raw
 	}
-	return q
+	return q, ""
 }
 
 // setBody decodes an event's body into r, or returns the problem that
