@@ -116,7 +116,7 @@ func (b *DynamoBackend) Calls() map[string]int {
 }
 
 func (b *DynamoBackend) Stage(ctx context.Context, key, run string) error {
-	return dynamostore.Put(ctx, types.Put{
+	return dynamostore.Stage(ctx, types.Put{
 		TableName: aws.String(b.effects),
 		Item: map[string]types.AttributeValue{
 			"id":  &types.AttributeValueMemberS{Value: effectID(key, run)},

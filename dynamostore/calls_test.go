@@ -78,7 +78,7 @@ func TestCallsPerRequest(t *testing.T) {
 			})
 			handler := func(ctx context.Context) (string, error) {
 				if s.effect {
-					if err := dynamostore.Put(ctx, *e.order("o").Put); err != nil {
+					if err := dynamostore.Stage(ctx, *e.order("o").Put); err != nil {
 						return "", err
 					}
 				}

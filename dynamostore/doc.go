@@ -6,9 +6,10 @@
 //
 //	store, err := dynamostore.New(dynamodb.NewFromConfig(cfg), "idempotency")
 //	guard, err := lambdaidem.New(store)
-//	handler := lambdaidem.Wrap(guard, spec, func(ctx context.Context, o Order) (Receipt, error) {
+//	orders, err := lambdaidem.NewWrapper(guard, spec)
+//	handler := orders.Wrap(func(ctx context.Context, o Order) (Receipt, error) {
 //		// Written if, and only if, the outcome is committed.
-//		err := dynamostore.Put(ctx, types.Put{TableName: aws.String("orders"), Item: item(o),
+//		err := dynamostore.Stage(ctx, types.Put{TableName: aws.String("orders"), Item: item(o),
 //			ConditionExpression: aws.String("attribute_not_exists(pk)")})
 //		return Receipt{OrderID: o.ID}, err
 //	})

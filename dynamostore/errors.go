@@ -27,7 +27,7 @@ var (
 // ConditionFailedError reports that the condition of a staged business
 // write failed, so DynamoDB cancelled the whole transaction: neither the
 // record nor any staged write was written. It matches
-// lambdaidem.ErrEffectRejected.
+// lambdaidem.ErrConditionFailed (and so lambdaidem.ErrEffectRejected).
 type ConditionFailedError struct {
 	// Index is the write's position among the staged effects, from 0 in the
 	// order they were staged (the transaction item at Index+1).
@@ -59,8 +59,9 @@ func (e *ConditionFailedError) Error() string {
 		e.Action, e.Index, e.Table, item)
 }
 
-// Unwrap makes the error match lambdaidem.ErrEffectRejected.
-func (e *ConditionFailedError) Unwrap() error { return lambdaidem.ErrEffectRejected }
+// Unwrap makes the error match lambdaidem.ErrConditionFailed and
+// lambdaidem.ErrEffectRejected.
+func (e *ConditionFailedError) Unwrap() error { return lambdaidem.ErrConditionFailed }
 
 // describeKey renders the string and number attributes of a key, in a
 // stable order, for error messages.

@@ -54,7 +54,7 @@ func Example() {
 	}
 	createOrder := func(ctx context.Context) (string, error) {
 		fmt.Println("handler runs")
-		if err := dynamostore.Put(ctx, orderItem("order-42")); err != nil {
+		if err := dynamostore.Stage(ctx, orderItem("order-42")); err != nil {
 			return "", err
 		}
 		return "receipt for order-42", nil
@@ -71,8 +71,8 @@ func Example() {
 }
 
 // A write staged outside a wrapped invocation fails loudly.
-func ExamplePut_outsideInvocation() {
-	err := dynamostore.Put(context.Background(), orderItem("order-1"))
+func ExampleStage_outsideInvocation() {
+	err := dynamostore.Stage(context.Background(), orderItem("order-1"))
 	fmt.Println(errors.Is(err, lambdaidem.ErrNoAttempt))
 	// Output:
 	// true
@@ -88,7 +88,7 @@ func ExampleConditionFailedError() {
 	guard, _ := lambdaidem.New(store)
 	_, err := lambdaidem.Do(context.Background(), guard, lambdaidem.Call[string]{Operation: "Ship", Key: "k"},
 		func(ctx context.Context) (string, error) {
-			return "shipped", dynamostore.ConditionCheck(ctx, types.ConditionCheck{
+			return "shipped", dynamostore.Stage(ctx, types.ConditionCheck{
 				TableName:           aws.String("orders"),
 				Key:                 map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "order-7"}},
 				ConditionExpression: aws.String("attribute_exists(pk)"),
@@ -117,14 +117,14 @@ func ExampleStore_Commit_optimistic() {
 	proxy.ResetCalls()
 	out, err := lambdaidem.Do(ctx, guard, lambdaidem.Call[string]{Operation: "CreateOrder", Key: "k"},
 		func(ctx context.Context) (string, error) {
-			return "created", dynamostore.Put(ctx, orderItem("order-9"))
+			return "created", dynamostore.Stage(ctx, orderItem("order-9"))
 		})
 	fmt.Println(out, err, proxy.Calls())
 	// Output:
 	// created <nil> map[TransactWriteItems:1]
 }
 
-// The README's two-minute version: Wrap keeps the handler's signature, so
+// The README's two-minute version: the wrapped handler keeps the handler's signature, so
 // the result goes to lambda.Start unchanged.
 func Example_wrap() {
 	type Order struct {
@@ -145,12 +145,16 @@ func Example_wrap() {
 	if err != nil {
 		panic(err)
 	}
-	handler := lambdaidem.Wrap(guard, lambdaidem.Spec[Order, Receipt]{
+	orders, err := lambdaidem.NewWrapper(guard, lambdaidem.Spec[Order, Receipt]{
 		Operation: "CreateOrder",
 		Key:       func(_ context.Context, o Order) (string, error) { return o.ID, nil },
-	}, func(ctx context.Context, o Order) (Receipt, error) {
+	})
+	if err != nil {
+		panic(err)
+	}
+	handler := orders.Wrap(func(ctx context.Context, o Order) (Receipt, error) {
 		// Committed in ONE transaction with the idempotency record, or not at all.
-		if err := dynamostore.Put(ctx, orderItem(o.ID)); err != nil {
+		if err := dynamostore.Stage(ctx, orderItem(o.ID)); err != nil {
 			return Receipt{}, err
 		}
 		fmt.Println("order", o.ID, "written")

@@ -67,7 +67,7 @@ func TestContenders(t *testing.T) {
 					<-start
 					outs[i], errs[i] = lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
 						ran.Add(1)
-						if err := dynamostore.Put(ctx, *e.order("order-k").Put); err != nil {
+						if err := dynamostore.Stage(ctx, *e.order("order-k").Put); err != nil {
 							return "", err
 						}
 						time.Sleep(10 * time.Millisecond)
@@ -132,7 +132,7 @@ func TestLeaseTakeover(t *testing.T) {
 				aOut, aErr = lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
 					close(aClaimed)
 					<-aGo
-					return "A", dynamostore.Put(ctx, *e.order("A").Put)
+					return "A", dynamostore.Stage(ctx, *e.order("A").Put)
 				})
 			}()
 			<-aClaimed
@@ -145,7 +145,7 @@ func TestLeaseTakeover(t *testing.T) {
 				bOut, bErr = lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
 					close(bClaimed)
 					<-bGo
-					return "B", dynamostore.Put(ctx, *e.order("B").Put)
+					return "B", dynamostore.Stage(ctx, *e.order("B").Put)
 				})
 			}()
 			<-bClaimed
@@ -249,7 +249,7 @@ func TestLostCommitResponse(t *testing.T) {
 			handler := func(ctx context.Context) (string, error) {
 				runs++
 				if c.effects {
-					if err := dynamostore.Put(ctx, *e.order("o1").Put); err != nil {
+					if err := dynamostore.Stage(ctx, *e.order("o1").Put); err != nil {
 						return "", err
 					}
 				}
@@ -283,10 +283,10 @@ func TestBusinessConditionFails(t *testing.T) {
 			e := newEnv(t)
 			g := e.guard(t, nil, func(o *lambdaidem.Options) { o.Mode = mode })
 			_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
-				if err := dynamostore.Put(ctx, *e.order("new").Put); err != nil {
+				if err := dynamostore.Stage(ctx, *e.order("new").Put); err != nil {
 					return "", err
 				}
-				return "done", dynamostore.ConditionCheck(ctx, *e.missingOrder("customer-7").ConditionCheck)
+				return "done", dynamostore.Stage(ctx, *e.missingOrder("customer-7").ConditionCheck)
 			})
 			var cfe *dynamostore.ConditionFailedError
 			if !errors.As(err, &cfe) || !errors.Is(err, lambdaidem.ErrEffectRejected) {
@@ -311,7 +311,7 @@ func TestOutcomeTooLarge(t *testing.T) {
 	e := newEnv(t)
 	g := e.guard(t, nil, func(o *lambdaidem.Options) { o.MaxOutcomeSize = 1000 })
 	_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
-		return strings.Repeat("x", 2000), dynamostore.Put(ctx, *e.order("o").Put)
+		return strings.Repeat("x", 2000), dynamostore.Stage(ctx, *e.order("o").Put)
 	})
 	if !errors.Is(err, lambdaidem.ErrOutcomeTooLarge) {
 		t.Fatalf("Do = %v; want ErrOutcomeTooLarge", err)
@@ -353,7 +353,7 @@ func TestStoreUnavailable(t *testing.T) {
 			p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Fault: fault})
 			g := e.guard(t, nil)
 			_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
-				return "done", dynamostore.Put(ctx, *e.order("o").Put)
+				return "done", dynamostore.Stage(ctx, *e.order("o").Put)
 			})
 			if !errors.Is(err, lambdaidem.ErrStoreUnavailable) {
 				t.Fatalf("commit: Do = %v; want ErrStoreUnavailable", err)
@@ -373,7 +373,7 @@ func TestContextCancelledMidHandler(t *testing.T) {
 	g := e.guard(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := lambdaidem.Do(ctx, g, call("k"), func(ctx context.Context) (string, error) {
-		if err := dynamostore.Put(ctx, *e.order("o").Put); err != nil {
+		if err := dynamostore.Stage(ctx, *e.order("o").Put); err != nil {
 			return "", err
 		}
 		cancel()
@@ -402,14 +402,14 @@ func TestInvalidEffectsRejectedBeforeSending(t *testing.T) {
 	}{
 		{"TooMany", func(ctx context.Context, e *env) error {
 			for i := range dynamostore.MaxEffects + 1 {
-				if err := dynamostore.Put(ctx, *e.order("o" + strconv.Itoa(i)).Put); err != nil {
+				if err := dynamostore.Stage(ctx, *e.order("o" + strconv.Itoa(i)).Put); err != nil {
 					return err
 				}
 			}
 			return nil
 		}, "at most 99"},
 		{"RecordItem", func(ctx context.Context, e *env) error {
-			return dynamostore.Update(ctx, types.Update{
+			return dynamostore.Stage(ctx, types.Update{
 				TableName:        aws.String(e.table),
 				Key:              map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: recordKey("k")}},
 				UpdateExpression: aws.String("SET note = :n"),
@@ -451,7 +451,7 @@ func TestLostClaimResponse(t *testing.T) {
 		runs := 0
 		out, err := lambdaidem.Do(context.Background(), e.guard(t, nil), call("k"), func(ctx context.Context) (string, error) {
 			runs++
-			return "done", dynamostore.Put(ctx, *e.order("o").Put)
+			return "done", dynamostore.Stage(ctx, *e.order("o").Put)
 		})
 		if err != nil || out != "done" || runs != 1 || !e.written(t, "o") {
 			t.Fatalf("Do = %q, %v after %d runs; want the handler run once and committed", out, err, runs)

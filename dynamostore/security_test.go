@@ -245,7 +245,7 @@ func TestOutcomeSizeCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = lambdaidem.Do(context.Background(), g, lambdaidem.Call[string]{Operation: "Op", Key: "k"}, func(ctx context.Context) (string, error) {
-		if err := dynamostore.Put(ctx, *e.order("o1").Put); err != nil {
+		if err := dynamostore.Stage(ctx, *e.order("o1").Put); err != nil {
 			return "", err
 		}
 		return strings.Repeat("x", 2000), nil

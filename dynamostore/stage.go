@@ -10,53 +10,43 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
-// Put stages a business Put to be written in the same TransactWriteItems
-// as the idempotency record when the handler's outcome is committed: both
-// are written, or neither. A condition on p that fails cancels the commit
-// with a [*ConditionFailedError].
+// Write is a business write that can join the commit's TransactWriteItems:
+// a Put, an Update, a Delete, or a ConditionCheck (a condition on an item
+// that the transaction must meet, writing nothing).
+type Write interface {
+	types.Put | types.Update | types.Delete | types.ConditionCheck
+}
+
+// Stage stages w to be written in the same TransactWriteItems as the
+// idempotency record when the handler's outcome is committed: both are
+// written, or neither. Nothing is sent now. A condition of w that fails
+// cancels the commit with a [*ConditionFailedError] (which matches
+// lambdaidem.ErrConditionFailed).
 //
-// Put fails with an error matching lambdaidem.ErrNoAttempt outside a
+// Stage fails with an error matching lambdaidem.ErrNoAttempt outside a
 // wrapped invocation (the write would otherwise be lost), and with one
-// matching [ErrInvalidEffect] when p has no table name or no item. The
-// maps of p are copied: changing them after Put has no effect.
-func Put(ctx context.Context, p types.Put) error {
-	p.Item = maps.Clone(p.Item)
-	p.ExpressionAttributeNames = maps.Clone(p.ExpressionAttributeNames)
-	p.ExpressionAttributeValues = maps.Clone(p.ExpressionAttributeValues)
-	return stage(ctx, types.TransactWriteItem{Put: &p})
-}
-
-// Update stages a business Update to be written in the same
-// TransactWriteItems as the idempotency record; see [Put]. It needs a
-// table name, a key and an update expression.
-func Update(ctx context.Context, u types.Update) error {
-	u.Key = maps.Clone(u.Key)
-	u.ExpressionAttributeNames = maps.Clone(u.ExpressionAttributeNames)
-	u.ExpressionAttributeValues = maps.Clone(u.ExpressionAttributeValues)
-	return stage(ctx, types.TransactWriteItem{Update: &u})
-}
-
-// Delete stages a business Delete to be written in the same
-// TransactWriteItems as the idempotency record; see [Put]. It needs a
-// table name and a key.
-func Delete(ctx context.Context, d types.Delete) error {
-	d.Key = maps.Clone(d.Key)
-	d.ExpressionAttributeNames = maps.Clone(d.ExpressionAttributeNames)
-	d.ExpressionAttributeValues = maps.Clone(d.ExpressionAttributeValues)
-	return stage(ctx, types.TransactWriteItem{Delete: &d})
-}
-
-// ConditionCheck stages a condition on an item that the commit's
-// TransactWriteItems must meet, without writing the item; see [Put]. It
-// needs a table name, a key and a condition expression.
-func ConditionCheck(ctx context.Context, c types.ConditionCheck) error {
-	c.Key = maps.Clone(c.Key)
-	c.ExpressionAttributeNames = maps.Clone(c.ExpressionAttributeNames)
-	c.ExpressionAttributeValues = maps.Clone(c.ExpressionAttributeValues)
-	return stage(ctx, types.TransactWriteItem{ConditionCheck: &c})
-}
-
-func stage(ctx context.Context, item types.TransactWriteItem) error {
+// matching [ErrInvalidEffect] when w lacks what DynamoDB needs: a table
+// name; a Put's item; the key of an Update, Delete or ConditionCheck; an
+// Update's update expression; a ConditionCheck's condition expression. The
+// maps of w are copied: changing them after Stage has no effect.
+//
+// memstore.Stage is the same verb for the in-memory store's writes.
+func Stage[W Write](ctx context.Context, w W) error {
+	var item types.TransactWriteItem
+	switch w := any(w).(type) {
+	case types.Put:
+		cloneMaps(&w.Item, &w.ExpressionAttributeNames, &w.ExpressionAttributeValues)
+		item.Put = &w
+	case types.Update:
+		cloneMaps(&w.Key, &w.ExpressionAttributeNames, &w.ExpressionAttributeValues)
+		item.Update = &w
+	case types.Delete:
+		cloneMaps(&w.Key, &w.ExpressionAttributeNames, &w.ExpressionAttributeValues)
+		item.Delete = &w
+	case types.ConditionCheck:
+		cloneMaps(&w.Key, &w.ExpressionAttributeNames, &w.ExpressionAttributeValues)
+		item.ConditionCheck = &w
+	}
 	a, ok := lambdaidem.AttemptFrom(ctx)
 	if !ok {
 		return fmt.Errorf("dynamostore: stage %s: %w", actionName(item), lambdaidem.ErrNoAttempt)
@@ -68,4 +58,12 @@ func stage(ctx context.Context, item types.TransactWriteItem) error {
 		return fmt.Errorf("dynamostore: stage %s: %w", actionName(item), err)
 	}
 	return nil
+}
+
+// cloneMaps replaces a staged write's maps with copies, so that the caller
+// may reuse its own.
+func cloneMaps(item *map[string]types.AttributeValue, names *map[string]string, values *map[string]types.AttributeValue) {
+	*item = maps.Clone(*item)
+	*names = maps.Clone(*names)
+	*values = maps.Clone(*values)
 }

@@ -17,16 +17,16 @@ var pk = map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Valu
 // stagers are the four typed staging helpers, each with a valid write.
 var stagers = map[string]func(ctx context.Context) error{
 	"Put": func(ctx context.Context) error {
-		return dynamostore.Put(ctx, types.Put{TableName: aws.String("orders"), Item: pk})
+		return dynamostore.Stage(ctx, types.Put{TableName: aws.String("orders"), Item: pk})
 	},
 	"Update": func(ctx context.Context) error {
-		return dynamostore.Update(ctx, types.Update{TableName: aws.String("orders"), Key: pk, UpdateExpression: aws.String("REMOVE x")})
+		return dynamostore.Stage(ctx, types.Update{TableName: aws.String("orders"), Key: pk, UpdateExpression: aws.String("REMOVE x")})
 	},
 	"Delete": func(ctx context.Context) error {
-		return dynamostore.Delete(ctx, types.Delete{TableName: aws.String("orders"), Key: pk})
+		return dynamostore.Stage(ctx, types.Delete{TableName: aws.String("orders"), Key: pk})
 	},
 	"ConditionCheck": func(ctx context.Context) error {
-		return dynamostore.ConditionCheck(ctx, types.ConditionCheck{TableName: aws.String("orders"), Key: pk, ConditionExpression: aws.String("attribute_exists(pk)")})
+		return dynamostore.Stage(ctx, types.ConditionCheck{TableName: aws.String("orders"), Key: pk, ConditionExpression: aws.String("attribute_exists(pk)")})
 	},
 }
 
@@ -46,19 +46,19 @@ func TestStageValidates(t *testing.T) {
 	e := newEnv(t)
 	g := e.guard(t, nil)
 	cases := map[string]func(ctx context.Context) error{
-		"Put without table": func(ctx context.Context) error { return dynamostore.Put(ctx, types.Put{Item: pk}) },
-		"Put without item":  func(ctx context.Context) error { return dynamostore.Put(ctx, types.Put{TableName: aws.String("t")}) },
+		"Put without table": func(ctx context.Context) error { return dynamostore.Stage(ctx, types.Put{Item: pk}) },
+		"Put without item":  func(ctx context.Context) error { return dynamostore.Stage(ctx, types.Put{TableName: aws.String("t")}) },
 		"Update without key": func(ctx context.Context) error {
-			return dynamostore.Update(ctx, types.Update{TableName: aws.String("t"), UpdateExpression: aws.String("REMOVE x")})
+			return dynamostore.Stage(ctx, types.Update{TableName: aws.String("t"), UpdateExpression: aws.String("REMOVE x")})
 		},
 		"Update without expression": func(ctx context.Context) error {
-			return dynamostore.Update(ctx, types.Update{TableName: aws.String("t"), Key: pk})
+			return dynamostore.Stage(ctx, types.Update{TableName: aws.String("t"), Key: pk})
 		},
 		"Delete without key": func(ctx context.Context) error {
-			return dynamostore.Delete(ctx, types.Delete{TableName: aws.String("t")})
+			return dynamostore.Stage(ctx, types.Delete{TableName: aws.String("t")})
 		},
 		"ConditionCheck without cond.": func(ctx context.Context) error {
-			return dynamostore.ConditionCheck(ctx, types.ConditionCheck{TableName: aws.String("t"), Key: pk})
+			return dynamostore.Stage(ctx, types.ConditionCheck{TableName: aws.String("t"), Key: pk})
 		},
 	}
 	for name, stage := range cases {
@@ -86,7 +86,7 @@ func TestStageCopiesMaps(t *testing.T) {
 	g := e.guard(t, nil)
 	_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
 		p := *e.order("first").Put
-		if err := dynamostore.Put(ctx, p); err != nil {
+		if err := dynamostore.Stage(ctx, p); err != nil {
 			return "", err
 		}
 		p.Item["pk"] = &types.AttributeValueMemberS{Value: "changed"}

@@ -85,7 +85,7 @@ func (a *Attempt) BeginExternal(ctx context.Context) error {
 }
 
 // Stage adds a store write to be committed atomically with the outcome.
-// Stores offer typed helpers over it (dynamostore.Put, …); the effect's
+// Stores offer typed verbs over it (dynamostore.Stage, memstore.Stage); the effect's
 // type must be one the Guard's store knows, or the commit fails. Stage
 // fails with [ErrNoAttempt] once the attempt has finished.
 func (a *Attempt) Stage(effect any) error {

@@ -59,9 +59,10 @@ const maxRounds = 4
 //
 // The conditions a caller may meet are reported as errors matching
 // [ErrInProgress], [ErrKeyReused], [ErrOutcomeUnknown], [ErrLeaseLost],
-// [ErrMissingKey], [ErrInvalidKey], [ErrOutcomeTooLarge] and
-// [ErrStoreUnavailable]; record conditions are a [*RecordError], store
-// failures a [*StoreError].
+// [ErrMissingKey], [ErrInvalidKey], [ErrOutcomeTooLarge],
+// [ErrEffectRejected] (and [ErrConditionFailed]) and [ErrStoreUnavailable];
+// record conditions are a [*RecordError], staged writes the store refused a
+// [*RejectedError], store failures a [*StoreError].
 func Do[Out any](ctx context.Context, g *Guard, c Call[Out], fn func(context.Context) (Out, error)) (Out, error) {
 	var zero Out
 	if c.Operation == "" {
@@ -192,9 +193,8 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		Effects:     effects,
 	})
 	if cerr != nil {
-		o.log(ctx, slog.LevelError, "commit failed", slog.Any("error", cerr))
 		o.abandon(ctx, fence, external)
-		return zero, &StoreError{Op: "commit", Key: o.key, Err: cerr}
+		return zero, o.commitFailed(ctx, cerr)
 	}
 	if !committed && !(cur.Status == StatusCompleted && cur.Token == token && bytes.Equal(cur.Outcome, data)) {
 		// Fenced out: the lease lapsed and another attempt took over, or a
@@ -247,8 +247,7 @@ func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 				o.log(ctx, slog.LevelWarn, "store unavailable; answering without idempotency (FailOpen)", slog.Any("error", cerr))
 				return out, unmark(err)
 			}
-			o.log(ctx, slog.LevelError, "commit failed", slog.Any("error", cerr))
-			return zero, &StoreError{Op: "commit", Key: o.key, Err: cerr}
+			return zero, o.commitFailed(ctx, cerr)
 		}
 		if committed || (cur.Status == StatusCompleted && cur.Token == token) {
 			o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
@@ -260,6 +259,22 @@ func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 		}
 	}
 	return zero, o.conflict(ctx, ErrInProgress, Record{Key: o.key, Status: StatusInProgress})
+}
+
+// commitFailed logs a commit's error and returns what the caller gets: a
+// [*RejectedError] when the store refused the staged writes, a
+// [*StoreError] otherwise.
+func (o *op[Out]) commitFailed(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, ErrConditionFailed):
+		o.log(ctx, slog.LevelWarn, "a business condition of a staged write failed; nothing committed, claim released", slog.Any("error", err))
+		return &RejectedError{Key: o.key, Err: err}
+	case errors.Is(err, ErrEffectRejected):
+		o.log(ctx, slog.LevelError, "staged writes rejected; nothing committed, claim released", slog.Any("error", err))
+		return &RejectedError{Key: o.key, Err: err}
+	}
+	o.log(ctx, slog.LevelError, "commit failed", slog.Any("error", err))
+	return &StoreError{Op: "commit", Key: o.key, Err: err}
 }
 
 // existing decides what a duplicate gets from the record in its way.

@@ -8,12 +8,13 @@
 //	guard, _ := lambdaidem.New(store, func(o *lambdaidem.Options) {
 //		o.RetryHorizon = 48 * time.Hour
 //	})
-//	handler := lambdaidem.Wrap(guard, lambdaidem.Spec[Order, Receipt]{
+//	orders, _ := lambdaidem.NewWrapper(guard, lambdaidem.Spec[Order, Receipt]{
 //		Operation: "CreateOrder",
 //		Key:       func(_ context.Context, o Order) (string, error) { return o.ID, nil },
-//	}, func(ctx context.Context, o Order) (Receipt, error) {
+//	})
+//	handler := orders.Wrap(func(ctx context.Context, o Order) (Receipt, error) {
 //		// Staged writes commit in one transaction with the idempotency record.
-//		if err := dynamostore.Put(ctx, types.Put{TableName: aws.String("orders"), Item: item(o)}); err != nil {
+//		if err := dynamostore.Stage(ctx, types.Put{TableName: aws.String("orders"), Item: item(o)}); err != nil {
 //			return Receipt{}, err
 //		}
 //		return Receipt{OrderID: o.ID}, nil
@@ -37,8 +38,9 @@
 //
 // # Pieces
 //
-// A [Guard] holds a [Store] and [Options]. [Wrap] adapts a handler of any
-// event type and keeps its signature; [Do] is the same machinery for
+// A [Guard] holds a [Store] and [Options]. A [Wrapper] (from [NewWrapper],
+// which validates a [Spec]) adapts a handler of any event type and keeps its
+// signature; [Do] is the same machinery for
 // adapters that compute the key and fingerprint themselves (see the apigw
 // and sqsbatch packages). Inside a handler, [AttemptFrom] gives the stable
 // [Attempt.OperationKey] for downstream APIs and [Attempt.BeginExternal] to

@@ -32,6 +32,11 @@ var (
 	// ErrEffectRejected: the store refused the staged effects (a business
 	// condition failed, or the writes were invalid); nothing was written.
 	ErrEffectRejected = errors.New("lambdaidem: staged effects rejected")
+	// ErrConditionFailed: a business condition of a staged write failed at
+	// commit (the item to update does not exist, the balance is too low):
+	// nothing was written, and retrying the same request will fail the same
+	// way. It matches ErrEffectRejected too.
+	ErrConditionFailed = fmt.Errorf("%w: a business condition failed", ErrEffectRejected)
 	// ErrNoAttempt: a write was staged, or an external effect begun, outside a
 	// wrapped invocation, or after its attempt finished.
 	ErrNoAttempt = errors.New("lambdaidem: no idempotent attempt in context")
@@ -102,11 +107,39 @@ func (e *StoreError) Error() string {
 // Unwrap returns the store's error.
 func (e *StoreError) Unwrap() error { return e.Err }
 
+// RejectedError reports that the store refused the writes a handler staged,
+// at commit: nothing was written and the claim was released, so the record
+// is absent again. It matches [ErrEffectRejected]; it matches
+// [ErrConditionFailed] when a business condition of a staged write failed,
+// and errors.As then reaches the store's own error naming the write (for
+// dynamostore, a *dynamostore.ConditionFailedError). Adapters map it to an
+// answer of its own: retrying the same request cannot succeed.
+type RejectedError struct {
+	// Key is the record key.
+	Key string
+	// Err is the store's error.
+	Err error
+}
+
+// Error names the record key and the store's reason.
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("lambdaidem: commit %s: staged writes rejected: %v", e.Key, e.Err)
+}
+
+// Unwrap returns the store's error.
+func (e *RejectedError) Unwrap() error { return e.Err }
+
+// Is makes the error match [ErrEffectRejected] even when the store's error
+// does not.
+func (e *RejectedError) Is(target error) bool { return target == ErrEffectRejected }
+
 // ReplayedError is a terminal error stored by an earlier attempt and returned
-// to a duplicate. Type is the original error's type name, Message its text.
+// to a duplicate. Type is the original error's type name (as the Lambda
+// runtime names it, the errorType), Message its text.
 //
-// [Wrap] hands it to the Lambda runtime as the same errorType and
-// errorMessage the first attempt reported; [Do] returns it as it is.
+// [Do] and a handler from [Wrapper.Wrap] return it as it is, so errors.As
+// finds it; [Handler.Invoke] hands it to the Lambda runtime with the same
+// errorType and errorMessage the first attempt reported.
 type ReplayedError struct {
 	Type    string
 	Message string

@@ -12,7 +12,7 @@ import (
 // The two-minute version: wrap a handler, and a retry gets the first answer.
 // In a Lambda function the store is a dynamostore.Store and the wrapped
 // handler goes to lambda.Start unchanged.
-func ExampleWrap() {
+func ExampleWrapper() {
 	type Order struct {
 		ID    string `json:"order_id"`
 		Total int    `json:"total"`
@@ -22,10 +22,14 @@ func ExampleWrap() {
 	if err != nil {
 		panic(err)
 	}
-	handler := lambdaidem.Wrap(guard, lambdaidem.Spec[Order, string]{
+	orders, err := lambdaidem.NewWrapper(guard, lambdaidem.Spec[Order, string]{
 		Operation: "CreateOrder",
 		Key:       func(_ context.Context, o Order) (string, error) { return o.ID, nil },
-	}, func(ctx context.Context, o Order) (string, error) {
+	})
+	if err != nil {
+		panic(err)
+	}
+	handler := orders.Wrap(func(ctx context.Context, o Order) (string, error) {
 		// Staged writes commit in one atomic write with the record.
 		if err := memstore.Stage(ctx, memstore.Put{Table: "orders", Key: o.ID}); err != nil {
 			return "", err

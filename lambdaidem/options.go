@@ -147,8 +147,13 @@ type Options struct {
 	// Default 5s.
 	FinishTimeout time.Duration
 
-	// Logger receives one line for each replay, conflict and store failure.
-	// Default: discard. Raw keys and payloads are never logged.
+	// Logger receives one line for each replay and conflict (levels Info
+	// and Warn) and each failure (level Error: a store call that failed, a
+	// commit the store refused, an unreadable stored outcome, a handler
+	// error under [Wrapper.Wrap]). Raw keys and payloads are never logged.
+	// Default: the Error lines only, to slog.Default() (read when a line is
+	// written), so that no failure is silent. To silence the Guard, set
+	// slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 
 	// Hooks observe claims, replays and conflicts.
@@ -242,7 +247,7 @@ func (o *Options) setDefaults() error {
 		return fmt.Errorf("lambdaidem: unknown InFlight(%d)", int(o.InFlight))
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.New(defaultLogHandler{})
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -1,9 +1,12 @@
 package lambdaidem
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 )
@@ -26,50 +29,113 @@ type Spec[In, Out any] struct {
 	// whole event.
 	Fingerprint func(context.Context, In) (any, error)
 
-	// Reconcile resolves records left UNKNOWN; see [Call]. Optional: such a
-	// record is answered with [ErrOutcomeUnknown] until the horizon passes.
-	Reconcile func(context.Context, Unknown) (Out, bool, error)
+	// Reconcile resolves a record left UNKNOWN by an earlier attempt, given
+	// the duplicate's event (the same intent: its fingerprint matched); see
+	// [Call]. Optional: such a record is answered with [ErrOutcomeUnknown]
+	// until the horizon passes.
+	Reconcile func(context.Context, In, Unknown) (Out, bool, error)
 }
 
-// Wrap returns h made idempotent by g, with h's own signature, so that
-// lambda.Start(Wrap(g, spec, h)) just works. Each invocation derives the key,
-// scope and fingerprint from its event and runs h through [Do].
-//
-// A terminal error replayed to a duplicate reaches the Lambda runtime as a
-// [messages.InvokeResponse_Error] carrying the original error's type name
-// and message, so the caller sees the same errorType and errorMessage as the
-// first time.
-//
-// Wrap panics if g, h or spec.Key is nil or spec.Operation is empty: those
-// are mistakes in the program, not in an event.
-func Wrap[In, Out any](g *Guard, spec Spec[In, Out], h func(context.Context, In) (Out, error)) func(context.Context, In) (Out, error) {
+// Wrapper makes handlers idempotent under one [Spec]. Build it with
+// [NewWrapper], which validates the Spec; its Wrap method cannot fail.
+type Wrapper[In, Out any] struct {
+	g    *Guard
+	spec Spec[In, Out]
+}
+
+// NewWrapper returns a Wrapper of handlers by g under spec. It returns an
+// error if g or spec.Key is nil or spec.Operation is empty.
+func NewWrapper[In, Out any](g *Guard, spec Spec[In, Out]) (*Wrapper[In, Out], error) {
 	switch {
 	case g == nil:
-		panic("lambdaidem.Wrap: nil Guard")
-	case h == nil:
-		panic("lambdaidem.Wrap: nil handler")
+		return nil, errors.New("lambdaidem: nil Guard")
 	case spec.Key == nil:
-		panic("lambdaidem.Wrap: Spec.Key is nil")
+		return nil, errors.New("lambdaidem: Spec.Key is nil")
 	case spec.Operation == "":
-		panic("lambdaidem.Wrap: Spec.Operation is empty")
+		return nil, errors.New("lambdaidem: Spec.Operation is empty")
 	}
+	return &Wrapper[In, Out]{g: g, spec: spec}, nil
+}
+
+// Handler is a wrapped handler. It has the handler's own signature, so it
+// can be called, tested and passed on like the original; it also
+// implements aws-lambda-go's lambda.Handler, so that lambda.Start(h) reports
+// a replayed error with the errorType the first attempt reported (see
+// [Handler.Invoke]).
+type Handler[In, Out any] func(context.Context, In) (Out, error)
+
+// Wrap returns h made idempotent: each invocation derives the key, scope
+// and fingerprint from its event and runs h through [Do]. Errors are
+// returned as [Do] returns them: the handler's own errors unchanged, a
+// replayed terminal error as a [*ReplayedError]. A handler error that
+// releases the claim is logged at level Error.
+//
+// Wrap cannot fail: a nil h gives a Handler whose every call returns an
+// error.
+func (w *Wrapper[In, Out]) Wrap(h func(context.Context, In) (Out, error)) Handler[In, Out] {
+	spec := w.spec
+	g := w.g
 	return func(ctx context.Context, in In) (Out, error) {
 		var zero Out
+		if h == nil {
+			return zero, fmt.Errorf("lambdaidem: %s: nil handler", spec.Operation)
+		}
 		call, err := spec.call(ctx, in)
 		if err != nil {
 			return zero, err
 		}
-		out, err := Do(ctx, g, call, func(ctx context.Context) (Out, error) { return h(ctx, in) })
-		if re, ok := err.(*ReplayedError); ok {
-			return out, messages.InvokeResponse_Error{Type: re.Type, Message: re.Message}
+		failed := false
+		out, err := Do(ctx, g, call, func(ctx context.Context) (Out, error) {
+			out, err := h(ctx, in)
+			failed = err != nil && !isTerminal(err)
+			return out, err
+		})
+		if failed {
+			g.log(ctx, slog.LevelError, "handler failed; claim released", slog.String("operation", spec.Operation), slog.Any("error", err))
 		}
 		return out, err
 	}
 }
 
+// Invoke implements aws-lambda-go's lambda.Handler, which lambda.Start
+// prefers to reflection: it decodes the event from JSON, calls h, and
+// encodes the result as aws-lambda-go does by default (no HTML escaping).
+// A replayed terminal error is handed to the runtime as a
+// messages.InvokeResponse_Error with the stored type name and message, so
+// the caller (and a Step Functions retry rule) sees the same errorType and
+// errorMessage as the first time. Because the runtime calls Invoke, the
+// JSON options of lambda.StartWithOptions (WithSetEscapeHTML, WithUseNumber,
+// WithDisallowUnknownFields, WithSetIndent) do not apply to a wrapped
+// handler; its other options (WithContext, WithEnableSIGTERM) do.
+func (h Handler[In, Out]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	var in In
+	if err := json.NewDecoder(bytes.NewReader(payload)).Decode(&in); err != nil {
+		return nil, err
+	}
+	out, err := h(ctx, in)
+	if err != nil {
+		var re *ReplayedError
+		if errors.As(err, &re) {
+			return nil, messages.InvokeResponse_Error{Type: re.Type, Message: re.Message}
+		}
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 // call derives the Call for one event.
 func (s *Spec[In, Out]) call(ctx context.Context, in In) (Call[Out], error) {
-	c := Call[Out]{Operation: s.Operation, Reconcile: s.Reconcile}
+	c := Call[Out]{Operation: s.Operation}
+	if s.Reconcile != nil {
+		rec := s.Reconcile
+		c.Reconcile = func(ctx context.Context, u Unknown) (Out, bool, error) { return rec(ctx, in, u) }
+	}
 	var err error
 	if c.Key, err = s.Key(ctx, in); err != nil {
 		if errors.Is(err, ErrMissingKey) || errors.Is(err, ErrInvalidKey) {

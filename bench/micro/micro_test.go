@@ -77,7 +77,11 @@ func wrapped(b *testing.B, mode lambdaidem.Mode, cacheSize int) (func(context.Co
 	if err != nil {
 		b.Fatal(err)
 	}
-	return lambdaidem.Wrap(g, spec(), newHandler([]byte(businessValue))), store
+	w, err := lambdaidem.NewWrapper(g, spec())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w.Wrap(newHandler([]byte(businessValue))), store
 }
 
 // ids returns n distinct keys, built outside the timed loop.

@@ -49,7 +49,8 @@ func Stage[E Put | Check](ctx context.Context, e E) error {
 }
 
 // ConditionFailedError reports a staged Put or Check whose condition failed; nothing
-// was written. It matches [lambdaidem.ErrEffectRejected].
+// was written. It matches [lambdaidem.ErrConditionFailed] and
+// [lambdaidem.ErrEffectRejected].
 type ConditionFailedError struct {
 	// Index is the Put's position among the staged effects.
 	Index int
@@ -62,8 +63,9 @@ func (e *ConditionFailedError) Error() string {
 	return fmt.Sprintf("memstore: staged write %d (%s/%s): condition failed", e.Index, e.Table, e.Key)
 }
 
-// Is makes the error match lambdaidem.ErrEffectRejected.
-func (e *ConditionFailedError) Is(target error) bool { return target == lambdaidem.ErrEffectRejected }
+// Unwrap makes the error match lambdaidem.ErrConditionFailed and
+// lambdaidem.ErrEffectRejected.
+func (e *ConditionFailedError) Unwrap() error { return lambdaidem.ErrConditionFailed }
 
 // Options configure a Store.
 type Options struct {
@@ -169,7 +171,8 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 				return lambdaidem.Record{}, false, &ConditionFailedError{Index: i, Table: e.Table, Key: e.Key}
 			}
 		default:
-			return lambdaidem.Record{}, false, fmt.Errorf("memstore: staged effect %d is a %T, not a memstore.Put or Check: %w", i, e, lambdaidem.ErrEffectRejected)
+			return lambdaidem.Record{}, false, fmt.Errorf("memstore: staged effect %d is a %T, not a memstore.Put or Check: %w; "+
+				"a handler that stages DynamoDB writes is tested with dynamostore over an in-process endpoint (see the ddbtest module)", i, e, lambdaidem.ErrEffectRejected)
 		}
 	}
 	for _, p := range puts {

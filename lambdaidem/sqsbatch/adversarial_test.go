@@ -37,7 +37,7 @@ func reviewWrap(t *testing.T, h func(context.Context, events.SQSMessage) error, 
 		t.Fatal(err)
 	}
 	optFns = append([]func(*sqsbatch.Options){func(o *sqsbatch.Options) { o.Key = sqsbatch.KeyFromJSONField("k") }}, optFns...)
-	w, err := sqsbatch.Wrap(g, "Review", h, optFns...)
+	w, err := wrapBatch(g, "Review", h, optFns...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,13 +178,13 @@ func TestFIFOFailureFailsTheRestOfItsGroupOnly(t *testing.T) {
 func TestPanickingKeyAndScopeFailOnlyTheirMessage(t *testing.T) {
 	var runs atomic.Int32
 	w := reviewWrap(t, func(ctx context.Context, m events.SQSMessage) error { runs.Add(1); return nil }, func(o *sqsbatch.Options) {
-		o.Key = func(m events.SQSMessage) (string, error) {
+		o.Key = func(_ context.Context, m events.SQSMessage) (string, error) {
 			if m.MessageId == "p1" {
 				panic("key")
 			}
 			return m.MessageId, nil
 		}
-		o.Scope = func(m events.SQSMessage) (string, error) {
+		o.Scope = func(_ context.Context, m events.SQSMessage) (string, error) {
 			if m.MessageId == "p2" {
 				panic("scope")
 			}

@@ -7,16 +7,16 @@
 //
 //	store, _ := dynamostore.New(dynamodb.NewFromConfig(cfg), "idempotency")
 //	guard, _ := lambdaidem.New(store)
-//	handler, err := sqsbatch.Wrap(guard, "CreateOrder", func(ctx context.Context, m events.SQSMessage) error {
-//		// Staged writes commit in one transaction with the idempotency record.
-//		return dynamostore.Put(ctx, types.Put{TableName: aws.String("orders"), Item: item(m)})
-//	}, func(o *sqsbatch.Options) {
+//	orders, err := sqsbatch.New(guard, "CreateOrder", func(o *sqsbatch.Options) {
 //		o.Key = sqsbatch.KeyFromJSONField("order_id")
 //	})
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	lambda.Start(handler)
+//	lambda.Start(orders.Wrap(func(ctx context.Context, m events.SQSMessage) error {
+//		// Staged writes commit in one transaction with the idempotency record.
+//		return dynamostore.Stage(ctx, types.Put{TableName: aws.String("orders"), Item: item(m)})
+//	}))
 //
 // The event source mapping must list ReportBatchItemFailures in its
 // FunctionResponseTypes. Without it Lambda ignores the response, and a batch

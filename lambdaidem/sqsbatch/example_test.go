@@ -16,10 +16,18 @@ import (
 // A consumer keyed by a field of the JSON body: the first batch processes
 // both orders except the one the handler rejects; a redelivery of the
 // whole batch replays the successes without running them.
-func ExampleWrap() {
+func ExampleAdapter_Wrap() {
 	store := memstore.New()
 	guard, _ := lambdaidem.New(store)
-	handler, err := sqsbatch.Wrap(guard, "CreateOrder", func(ctx context.Context, m events.SQSMessage) error {
+	orders, err := sqsbatch.New(guard, "CreateOrder", func(o *sqsbatch.Options) {
+		o.Key = sqsbatch.KeyFromJSONField("order_id")
+		o.Concurrency = 1 // sequential, for a stable output
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	handler := orders.Wrap(func(ctx context.Context, m events.SQSMessage) error {
 		var order struct {
 			ID    string `json:"order_id"`
 			Total int    `json:"total"`
@@ -32,14 +40,7 @@ func ExampleWrap() {
 		}
 		fmt.Println("processing", order.ID)
 		return memstore.Stage(ctx, memstore.Put{Table: "orders", Key: order.ID, Value: []byte(m.Body)})
-	}, func(o *sqsbatch.Options) {
-		o.Key = sqsbatch.KeyFromJSONField("order_id")
-		o.Concurrency = 1 // sequential, for a stable output
 	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
 	batch := events.SQSEvent{Records: []events.SQSMessage{
 		{MessageId: "m1", Body: `{"order_id":"o-1","total":100}`},
 		{MessageId: "m2", Body: `{"order_id":"o-2","total":0}`},
@@ -61,17 +62,18 @@ func ExampleWrap() {
 
 // On a FIFO queue, a failure stops the rest of its message group in this
 // batch; the other groups go on.
-func ExampleWrap_fifo() {
+func ExampleAdapter_Wrap_fifo() {
 	guard, _ := lambdaidem.New(memstore.New())
-	handler, _ := sqsbatch.Wrap(guard, "Ship", func(ctx context.Context, m events.SQSMessage) error {
+	shipments, _ := sqsbatch.New(guard, "Ship", func(o *sqsbatch.Options) {
+		o.Key = sqsbatch.KeyFromDeduplicationID
+		o.Concurrency = 1
+	})
+	handler := shipments.Wrap(func(ctx context.Context, m events.SQSMessage) error {
 		if m.Body == "a2" {
 			return errors.New("warehouse unreachable")
 		}
 		fmt.Println("shipped", m.Body)
 		return nil
-	}, func(o *sqsbatch.Options) {
-		o.Key = sqsbatch.KeyFromDeduplicationID
-		o.Concurrency = 1
 	})
 	fifo := func(id, group, body string) events.SQSMessage {
 		return events.SQSMessage{

@@ -62,7 +62,7 @@ func FuzzBatch(f *testing.F) {
 			return nil
 		}
 		for _, key := range keys {
-			wrapped, err := sqsbatch.Wrap(g, "Fuzz", h, func(o *sqsbatch.Options) {
+			wrapped, err := wrapBatch(g, "Fuzz", h, func(o *sqsbatch.Options) {
 				o.Key = key
 				o.FingerprintAttributes = []string{"idempotency-key"}
 			})

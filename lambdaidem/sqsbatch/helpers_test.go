@@ -136,7 +136,7 @@ func newSetup(t testing.TB, h func(context.Context, events.SQSMessage) error, st
 		t.Fatal(err)
 	}
 	opts := append([]func(*sqsbatch.Options){func(o *sqsbatch.Options) { o.Key = sqsbatch.KeyFromJSONField("order_id") }}, optFns...)
-	s.handler, err = sqsbatch.Wrap(s.guard, "CreateOrder", h, opts...)
+	s.handler, err = wrapBatch(s.guard, "CreateOrder", h, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func keyFromMessageID(o *sqsbatch.Options) { o.Key = sqsbatch.KeyFromMessageID }
 func mustWrapRecording(t testing.TB, s *setup, order *[]string) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	t.Helper()
 	var mu sync.Mutex
-	h, err := sqsbatch.Wrap(s.guard, "CreateOrder", func(ctx context.Context, m events.SQSMessage) error {
+	h, err := wrapBatch(s.guard, "CreateOrder", func(ctx context.Context, m events.SQSMessage) error {
 		mu.Lock()
 		*order = append(*order, m.MessageId)
 		mu.Unlock()
@@ -176,4 +176,13 @@ func mustWrapRecording(t testing.TB, s *setup, order *[]string) func(context.Con
 		t.Fatal(err)
 	}
 	return h
+}
+
+// wrapBatch builds an Adapter and wraps h with it.
+func wrapBatch(g *lambdaidem.Guard, operation string, h func(context.Context, events.SQSMessage) error, optFns ...func(*sqsbatch.Options)) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
+	a, err := sqsbatch.New(g, operation, optFns...)
+	if err != nil {
+		return nil, err
+	}
+	return a.Wrap(h), nil
 }

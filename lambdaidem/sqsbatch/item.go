@@ -1,6 +1,7 @@
 package sqsbatch
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -28,14 +29,14 @@ type item struct {
 
 // prepare derives a record's key, scope and fingerprint. It never panics:
 // a KeyFunc or Scope that panics makes the message malformed.
-func (w *wrapper) prepare(m *events.SQSMessage) (it *item) {
+func (w *wrapper) prepare(ctx context.Context, m *events.SQSMessage) (it *item) {
 	it = &item{msg: m, fifo: strings.HasSuffix(m.EventSourceARN, ".fifo"), group: m.Attributes["MessageGroupId"]}
 	defer func() {
 		if p := recover(); p != nil {
 			it.malformed = fmt.Errorf("deriving the key panicked: %v", p)
 		}
 	}()
-	key, err := w.opts.Key(*m)
+	key, err := w.opts.Key(ctx, *m)
 	if err == nil && key == "" {
 		err = lambdaidem.ErrMissingKey
 	}
@@ -45,7 +46,7 @@ func (w *wrapper) prepare(m *events.SQSMessage) (it *item) {
 	}
 	var scope string
 	if w.opts.Scope != nil {
-		if scope, err = w.opts.Scope(*m); err != nil {
+		if scope, err = w.opts.Scope(ctx, *m); err != nil {
 			it.malformed = fmt.Errorf("scope: %w", err)
 			return it
 		}

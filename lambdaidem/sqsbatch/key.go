@@ -1,6 +1,7 @@
 package sqsbatch
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 
@@ -14,13 +15,13 @@ import (
 // without a usable key with an error matching [lambdaidem.ErrMissingKey] or
 // [lambdaidem.ErrInvalidKey]; the message is then a batch item failure. Its
 // errors must not quote the key or the body: they are logged.
-type KeyFunc func(events.SQSMessage) (string, error)
+type KeyFunc func(context.Context, events.SQSMessage) (string, error)
 
 // KeyFromMessageID uses the SQS message id. It is stable across the
 // redeliveries of one message (a visibility timeout that ran out, a batch
 // item failure), but not across a producer's retry: a message sent again,
 // has a new id, and so may a message moved back from a dead-letter queue.
-func KeyFromMessageID(m events.SQSMessage) (string, error) {
+func KeyFromMessageID(_ context.Context, m events.SQSMessage) (string, error) {
 	if m.MessageId == "" {
 		return "", fmt.Errorf("%w: the message has no messageId", lambdaidem.ErrMissingKey)
 	}
@@ -32,7 +33,7 @@ func KeyFromMessageID(m events.SQSMessage) (string, error) {
 // with content-based deduplication). SQS drops duplicates with this id only
 // within five minutes; the record keeps them out for the retry horizon.
 // Messages of standard queues have no such attribute and fail.
-func KeyFromDeduplicationID(m events.SQSMessage) (string, error) {
+func KeyFromDeduplicationID(_ context.Context, m events.SQSMessage) (string, error) {
 	id := m.Attributes["MessageDeduplicationId"]
 	if id == "" {
 		return "", fmt.Errorf("%w: the message has no MessageDeduplicationId (not from a FIFO queue?)", lambdaidem.ErrMissingKey)
@@ -43,7 +44,7 @@ func KeyFromDeduplicationID(m events.SQSMessage) (string, error) {
 // KeyFromAttribute uses the message attribute name: its string value, or,
 // for a Binary attribute, the standard base64 encoding of its bytes.
 func KeyFromAttribute(name string) KeyFunc {
-	return func(m events.SQSMessage) (string, error) {
+	return func(_ context.Context, m events.SQSMessage) (string, error) {
 		a, ok := m.MessageAttributes[name]
 		switch {
 		case !ok:
@@ -62,7 +63,7 @@ func KeyFromAttribute(name string) KeyFunc {
 // be addressed. A string is used as it is, a number as written; anything
 // else, an absent field, or a body that is not a JSON object fails.
 func KeyFromJSONField(path string) KeyFunc {
-	return func(m events.SQSMessage) (string, error) {
+	return func(_ context.Context, m events.SQSMessage) (string, error) {
 		return jsonkey.Field([]byte(m.Body), path, "the body")
 	}
 }

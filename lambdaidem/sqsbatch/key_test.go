@@ -1,6 +1,7 @@
 package sqsbatch_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func TestKeyFuncs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.key(tt.msg)
+			got, err := tt.key(context.Background(), tt.msg)
 			if !errors.Is(err, tt.wantErr) || got != tt.want {
 				t.Fatalf("key = %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
 			}

@@ -15,7 +15,7 @@ import (
 // message groups (FIFO queues) processed at once in one batch.
 const DefaultConcurrency = 8
 
-// Options configure [Wrap]. The zero value of every field means its
+// Options configure an [Adapter]. The zero value of every field means its
 // documented default.
 type Options struct {
 	// Key returns the idempotency key of a message. Default
@@ -28,7 +28,7 @@ type Options struct {
 
 	// Scope returns the tenant or principal a message acts for; messages of
 	// different scopes never share a record. Default: no scope.
-	Scope func(events.SQSMessage) (string, error)
+	Scope func(context.Context, events.SQSMessage) (string, error)
 
 	// FingerprintAttributes names the message attributes that, with the
 	// body, define a message's intent. A message that reuses a key with a
@@ -50,7 +50,9 @@ type Options struct {
 
 	// Logger receives one line per failed, refused or skipped message, with
 	// the message id and the record key (a hash, never the raw key); bodies
-	// are never logged. Default: discard.
+	// are never logged. A handler's failure or panic and a store failure are
+	// logged at level Error. Default: the Guard's Logger (see
+	// lambdaidem.Options.Logger: its Error lines go to slog.Default()).
 	Logger *slog.Logger
 }
 

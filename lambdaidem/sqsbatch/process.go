@@ -75,12 +75,14 @@ func classify(err error) (slog.Level, string) {
 		return slog.LevelWarn, "lease lost to another attempt; nothing committed"
 	case errors.Is(err, lambdaidem.ErrMissingKey), errors.Is(err, lambdaidem.ErrInvalidKey):
 		return slog.LevelWarn, "malformed message; not processed"
+	case errors.Is(err, lambdaidem.ErrConditionFailed):
+		return slog.LevelWarn, "a business condition of a staged write failed; nothing committed"
 	case errors.Is(err, lambdaidem.ErrEffectRejected):
-		return slog.LevelWarn, "staged writes rejected; nothing committed"
+		return slog.LevelError, "staged writes rejected; nothing committed"
 	case errors.As(err, &store):
 		return slog.LevelError, "idempotency store failed; will be redelivered"
 	}
-	return slog.LevelWarn, "handler failed; claim released"
+	return slog.LevelError, "handler failed; claim released"
 }
 
 // log writes one line about a message: its id and record key, never its

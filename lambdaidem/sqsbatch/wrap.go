@@ -16,11 +16,40 @@ import (
 // that succeeded replay their outcome without running.
 var ErrUnreportable = errors.New("sqsbatch: a failed message has no messageId; the whole batch is retried")
 
+// Adapter makes SQS batch handlers idempotent under one operation. Build
+// it with [New], which validates the options; its Wrap method cannot fail.
+// It is read-only after New, so batches may run concurrently.
+type Adapter struct {
+	g         *lambdaidem.Guard
+	operation string
+	opts      Options
+	namespace string
+}
+
+// New returns an Adapter that runs handlers through g under the operation
+// name. It returns an error if g is nil, the operation is empty, or an
+// option is invalid.
+func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adapter, error) {
+	switch {
+	case g == nil:
+		return nil, errors.New("sqsbatch: nil Guard")
+	case operation == "":
+		return nil, errors.New("sqsbatch: empty operation")
+	}
+	o := Options{Logger: g.Options().Logger}
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
+	return &Adapter{g: g, operation: operation, opts: o, namespace: g.Options().Namespace}, nil
+}
+
 // Wrap returns a batch handler for an SQS event source mapping with
-// ReportBatchItemFailures: it runs h once per message through g under the
-// operation name, and lists every message that must be delivered again in
-// the response's BatchItemFailures. The result has the signature
-// lambda.Start accepts.
+// ReportBatchItemFailures: it runs h once per message, and lists every
+// message that must be delivered again in the response's
+// BatchItemFailures. The result has the signature lambda.Start accepts.
 //
 // A message is a success when h returned nil for it, now or in an earlier
 // delivery (a completed duplicate replays without running h). It is a batch
@@ -35,37 +64,21 @@ var ErrUnreportable = errors.New("sqsbatch: a failed message has no messageId; t
 //
 // The batch handler's error is nil except for [ErrUnreportable]: a store
 // outage fails every message individually rather than the invocation.
-//
-// Wrap returns an error if g or h is nil, the operation is empty, or an
-// option is invalid.
-func Wrap(g *lambdaidem.Guard, operation string, h func(context.Context, events.SQSMessage) error, optFns ...func(*Options)) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
-	switch {
-	case g == nil:
-		return nil, errors.New("sqsbatch: nil Guard")
-	case h == nil:
-		return nil, errors.New("sqsbatch: nil handler")
-	case operation == "":
-		return nil, errors.New("sqsbatch: empty operation")
+// Wrap cannot fail: a nil h fails every message, and says so in the log.
+func (a *Adapter) Wrap(h func(context.Context, events.SQSMessage) error) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	if h == nil {
+		h = func(context.Context, events.SQSMessage) error { return errNilHandler }
 	}
-	var o Options
-	for _, fn := range optFns {
-		fn(&o)
-	}
-	if err := o.setDefaults(); err != nil {
-		return nil, err
-	}
-	w := &wrapper{g: g, operation: operation, h: h, opts: o, namespace: g.Options().Namespace}
-	return w.handle, nil
+	w := &wrapper{Adapter: a, h: h}
+	return w.handle
 }
 
-// wrapper holds what every invocation shares; it is read-only after Wrap,
-// so invocations may run concurrently.
+var errNilHandler = errors.New("sqsbatch: nil handler")
+
+// wrapper is one wrapped handler.
 type wrapper struct {
-	g         *lambdaidem.Guard
-	operation string
-	h         func(context.Context, events.SQSMessage) error
-	opts      Options
-	namespace string
+	*Adapter
+	h func(context.Context, events.SQSMessage) error
 }
 
 // handle processes one batch: prepare every record, plan the lanes, run
@@ -73,7 +86,7 @@ type wrapper struct {
 func (w *wrapper) handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	items := make([]*item, len(ev.Records))
 	for i := range ev.Records {
-		items[i] = w.prepare(&ev.Records[i])
+		items[i] = w.prepare(ctx, &ev.Records[i])
 	}
 	w.run(ctx, plan(items))
 	return respond(items)

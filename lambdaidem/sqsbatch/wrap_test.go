@@ -11,25 +11,22 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem/sqsbatch"
 )
 
-// Wrap refuses a setup that cannot work, with an error, not a panic.
-func TestWrapRefusesInvalidSetup(t *testing.T) {
+// New refuses a setup that cannot work, with an error, not a panic.
+func TestNewRefusesInvalidSetup(t *testing.T) {
 	g, err := lambdaidem.New(memstore.New())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := func(context.Context, events.SQSMessage) error { return nil }
 	tests := []struct {
 		name      string
 		g         *lambdaidem.Guard
 		operation string
-		h         func(context.Context, events.SQSMessage) error
 		opt       func(*sqsbatch.Options)
 	}{
-		{"nil guard", nil, "Op", h, nil},
-		{"nil handler", g, "Op", nil, nil},
-		{"empty operation", g, "", h, nil},
-		{"negative concurrency", g, "Op", h, func(o *sqsbatch.Options) { o.Concurrency = -1 }},
-		{"empty fingerprint attribute", g, "Op", h, func(o *sqsbatch.Options) { o.FingerprintAttributes = []string{""} }},
+		{"nil guard", nil, "Op", nil},
+		{"empty operation", g, "", nil},
+		{"negative concurrency", g, "Op", func(o *sqsbatch.Options) { o.Concurrency = -1 }},
+		{"empty fingerprint attribute", g, "Op", func(o *sqsbatch.Options) { o.FingerprintAttributes = []string{""} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,10 +34,27 @@ func TestWrapRefusesInvalidSetup(t *testing.T) {
 			if tt.opt != nil {
 				opts = append(opts, tt.opt)
 			}
-			if _, err := sqsbatch.Wrap(tt.g, tt.operation, tt.h, opts...); err == nil {
-				t.Error("Wrap succeeded, want an error")
+			if a, err := sqsbatch.New(tt.g, tt.operation, opts...); err == nil || a != nil {
+				t.Errorf("New = %v, %v; want an error", a, err)
 			}
 		})
+	}
+}
+
+// Wrap cannot fail: a nil handler fails every message of the batch, so
+// SQS redelivers them, and never panics.
+func TestWrapOfANilHandlerFailsEveryMessage(t *testing.T) {
+	g, err := lambdaidem.New(memstore.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := sqsbatch.New(g, "Op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.Wrap(nil)(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: "{}"}}})
+	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "m1" {
+		t.Fatalf("nil handler: %+v, %v; want m1 reported as a failure", resp, err)
 	}
 }
 

@@ -171,7 +171,7 @@ func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.M
 		if err := pause(ctx, ev.SleepMs); err != nil {
 			return receipt{}, err
 		}
-		if err := dynamostore.Put(ctx, types.Put{TableName: aws.String(shardTable(businessTable, ev.Shard)), Item: businessItem(ev)}); err != nil {
+		if err := dynamostore.Stage(ctx, types.Put{TableName: aws.String(shardTable(businessTable, ev.Shard)), Item: businessItem(ev)}); err != nil {
 			return receipt{}, err
 		}
 		return receipt{ID: ev.ID, Status: "captured", Amount: ev.Amount}, nil
@@ -197,7 +197,11 @@ func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.M
 		if err != nil {
 			return nil, err
 		}
-		h := lambdaidem.Wrap(g, spec, business)
+		w, err := lambdaidem.NewWrapper(g, spec)
+		if err != nil {
+			return nil, err
+		}
+		h := w.Wrap(business)
 		handlers[shard] = h
 		return h, nil
 	}

@@ -24,7 +24,7 @@ type DB interface {
 // with the idempotency record, or not at all. The condition keeps a payment
 // from ever being overwritten.
 func stagePut(ctx context.Context, table string, p Payment) error {
-	return dynamostore.Put(ctx, types.Put{
+	return dynamostore.Stage(ctx, types.Put{
 		TableName:           aws.String(table),
 		Item:                item(p),
 		ConditionExpression: aws.String("attribute_not_exists(id)"),

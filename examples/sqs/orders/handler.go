@@ -31,7 +31,7 @@ func (h Handler) Handle(ctx context.Context, m events.SQSMessage) error {
 	if err != nil {
 		return err
 	}
-	return dynamostore.Put(ctx, types.Put{
+	return dynamostore.Stage(ctx, types.Put{
 		TableName:           aws.String(h.Table),
 		Item:                o.Item(),
 		ConditionExpression: aws.String("attribute_not_exists(id)"),
@@ -51,5 +51,9 @@ func NewBatchHandler(g *lambdaidem.Guard, h Handler, optFns ...func(*sqsbatch.Op
 	if h.Table == "" {
 		return nil, errors.New("orders: Handler.Table is empty")
 	}
-	return sqsbatch.Wrap(g, Operation, h.Handle, append([]func(*sqsbatch.Options){Configure}, optFns...)...)
+	a, err := sqsbatch.New(g, Operation, append([]func(*sqsbatch.Options){Configure}, optFns...)...)
+	if err != nil {
+		return nil, err
+	}
+	return a.Wrap(h.Handle), nil
 }

@@ -67,7 +67,11 @@ func newEnv(t *testing.T) *env {
 func (e *env) handler(t *testing.T, before func(events.SQSMessage), optFns ...func(*sqsbatch.Options)) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	t.Helper()
 	h := orders.Handler{Table: e.ordersTable}
-	wrapped, err := sqsbatch.Wrap(e.guard, orders.Operation, func(ctx context.Context, m events.SQSMessage) error {
+	a, err := sqsbatch.New(e.guard, orders.Operation, append([]func(*sqsbatch.Options){orders.Configure}, optFns...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := a.Wrap(func(ctx context.Context, m events.SQSMessage) error {
 		e.mu.Lock()
 		e.runs[m.MessageId]++
 		e.mu.Unlock()
@@ -75,10 +79,7 @@ func (e *env) handler(t *testing.T, before func(events.SQSMessage), optFns ...fu
 			before(m)
 		}
 		return h.Handle(ctx, m)
-	}, append([]func(*sqsbatch.Options){orders.Configure}, optFns...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	return wrapped
 }
 
