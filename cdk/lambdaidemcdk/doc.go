@@ -49,4 +49,14 @@
 //     retention period and maxReceiveCount × visibility timeout: any redelivery of
 //     a message happens within that time of its first delivery, so a record that
 //     lives that long still catches it.
+//
+// # The stream rules
+//
+// [NewStreamSource] feeds a Kinesis data stream or a DynamoDB stream to a function
+// with ReportBatchItemFailures, BisectBatchOnFunctionError, bounded retry attempts
+// (default 10, so a poison record does not block its shard for the whole
+// retention), the maximum record age if set, and an on-failure destination (a
+// 14-day SQS queue unless one is given). It refuses a TTL shorter than the
+// stream's horizon, [StreamHorizon]: the stream's retention (Kinesis 24 hours to
+// 365 days, DynamoDB Streams 24 hours), or the maximum record age if shorter.
 package lambdaidemcdk
