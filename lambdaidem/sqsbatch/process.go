@@ -2,12 +2,11 @@ package sqsbatch
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/lambdaidem/lambdaidem/internal/batchfail"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -33,21 +32,14 @@ func (w *wrapper) process(ctx context.Context, it *item, locks *keyLocks) {
 // do runs the handler under the guard. A panic in the handler, which the
 // guard re-raises after releasing the claim, becomes an error: it fails
 // this message, not the process and the other messages of the batch.
-func (w *wrapper) do(ctx context.Context, it *item) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = &panicError{value: p}
-		}
-	}()
-	_, err = lambdaidem.Do(ctx, w.g, it.call, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, w.h(ctx, *it.msg)
+func (w *wrapper) do(ctx context.Context, it *item) error {
+	return batchfail.Recover("sqsbatch", func() error {
+		_, err := lambdaidem.Do(ctx, w.g, it.call, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, w.h(ctx, *it.msg)
+		})
+		return err
 	})
-	return err
 }
-
-type panicError struct{ value any }
-
-func (e *panicError) Error() string { return fmt.Sprintf("sqsbatch: handler panicked: %v", e.value) }
 
 // skip fails a message without running it.
 func (w *wrapper) skip(ctx context.Context, it *item, why string) {
@@ -55,35 +47,11 @@ func (w *wrapper) skip(ctx context.Context, it *item, why string) {
 	w.log(ctx, slog.LevelInfo, "message not run: "+why, it)
 }
 
+// words are this adapter's names in its log lines.
+var words = batchfail.Words{Item: "message", Payload: "body", Attempt: "delivery", Retry: "will be redelivered"}
+
 // classify names why a message failed, and how loudly to say it.
-func classify(err error) (slog.Level, string) {
-	var replayed *lambdaidem.ReplayedError
-	var store *lambdaidem.StoreError
-	var p *panicError
-	switch {
-	case errors.As(err, &p):
-		return slog.LevelError, "handler panicked; claim released"
-	case errors.As(err, &replayed):
-		return slog.LevelWarn, "terminal error replayed from an earlier delivery; not run again"
-	case errors.Is(err, lambdaidem.ErrKeyReused):
-		return slog.LevelWarn, "key reused with a different body; not processed"
-	case errors.Is(err, lambdaidem.ErrInProgress):
-		return slog.LevelInfo, "in progress in another invocation; will be redelivered"
-	case errors.Is(err, lambdaidem.ErrOutcomeUnknown):
-		return slog.LevelWarn, "outcome unknown after an earlier external effect; awaiting reconcile"
-	case errors.Is(err, lambdaidem.ErrLeaseLost):
-		return slog.LevelWarn, "lease lost to another attempt; nothing committed"
-	case errors.Is(err, lambdaidem.ErrMissingKey), errors.Is(err, lambdaidem.ErrInvalidKey):
-		return slog.LevelWarn, "malformed message; not processed"
-	case errors.Is(err, lambdaidem.ErrConditionFailed):
-		return slog.LevelWarn, "a business condition of a staged write failed; nothing committed"
-	case errors.Is(err, lambdaidem.ErrEffectRejected):
-		return slog.LevelError, "staged writes rejected; nothing committed"
-	case errors.As(err, &store):
-		return slog.LevelError, "idempotency store failed; will be redelivered"
-	}
-	return slog.LevelError, "handler failed; claim released"
-}
+func classify(err error) (slog.Level, string) { return batchfail.Classify(err, words) }
 
 // log writes one line about a message: its id and record key, never its
 // body or raw key.

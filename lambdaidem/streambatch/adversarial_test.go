@@ -54,7 +54,7 @@ func TestPanicsFailTheRecord(t *testing.T) {
 			if tt.opts != nil {
 				fns = append(fns, tt.opts)
 			}
-			resp, err := newProcessor(t, memstore.New(), fns...).Kinesis(tt.h)(t.Context(), ev)
+			resp, err := newAdapter(t, memstore.New(), fns...).Kinesis(tt.h)(t.Context(), ev)
 			wantReported(t, resp, err, seqs(ev, 1))
 		})
 	}
@@ -68,7 +68,7 @@ func TestAStoreOutageFailsTheShardAtItsFirstRecord(t *testing.T) {
 		o.Fault = func(op, key string) error { return fmt.Errorf("injected: %w", lambdaidem.ErrStoreUnavailable) }
 	})
 	l := newLedger()
-	resp, err := newProcessor(t, store).Kinesis(l.kinesis)(t.Context(), ev)
+	resp, err := newAdapter(t, store).Kinesis(l.kinesis)(t.Context(), ev)
 	wantReported(t, resp, err, seqs(ev, 0))
 	if got := l.ran(ev); !slices.Equal(got, []int{0, 0, 0, 0}) {
 		t.Fatalf("runs %v: nothing runs without a claim", got)
@@ -83,7 +83,7 @@ func TestTheLogHoldsNoKeyOrData(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	l := newLedger()
 	l.setFail(ev.Records[1].EventID, errDownstream)
-	h := newProcessor(t, memstore.New(), func(o *streambatch.Options) {
+	h := newAdapter(t, memstore.New(), func(o *streambatch.Options) {
 		o.Key = streambatch.KeyFromDataField("transfer_id")
 		o.Logger = logger
 	}).Kinesis(l.kinesis)

@@ -13,14 +13,14 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem/streambatch"
 )
 
-func newProcessor(t testing.TB, store *memstore.Store, optFns ...func(*streambatch.Options)) *streambatch.Processor {
+func newAdapter(t testing.TB, store *memstore.Store, optFns ...func(*streambatch.Options)) *streambatch.Adapter {
 	t.Helper()
 	_, p := guarded(t, store, func(*lambdaidem.Options) {}, optFns...)
 	return p
 }
 
 // guarded returns a processor over a guard with the options guardOpts.
-func guarded(t testing.TB, store *memstore.Store, guardOpts func(*lambdaidem.Options), optFns ...func(*streambatch.Options)) (*lambdaidem.Guard, *streambatch.Processor) {
+func guarded(t testing.TB, store *memstore.Store, guardOpts func(*lambdaidem.Options), optFns ...func(*streambatch.Options)) (*lambdaidem.Guard, *streambatch.Adapter) {
 	t.Helper()
 	g, err := lambdaidem.New(store, guardOpts)
 	if err != nil {
@@ -42,7 +42,7 @@ func TestAFailureIsReportedByItsSequenceNumberAndBlocksTheRestOfItsShard(t *test
 	ev := loadKinesis(t, "kinesis.json")
 	store := memstore.New()
 	l := newLedger()
-	h := newProcessor(t, store).Kinesis(l.kinesis)
+	h := newAdapter(t, store).Kinesis(l.kinesis)
 
 	l.setFail(ev.Records[2].EventID, errDownstream)
 	resp, err := h(t.Context(), ev)
@@ -71,7 +71,7 @@ func TestAFailureIsReportedByItsSequenceNumberAndBlocksTheRestOfItsShard(t *test
 func TestTheResponseIsTheDocumentedPartialBatchResponse(t *testing.T) {
 	ev := loadKinesis(t, "kinesis.json")
 	l := newLedger()
-	h := newProcessor(t, memstore.New()).Kinesis(l.kinesis)
+	h := newAdapter(t, memstore.New()).Kinesis(l.kinesis)
 
 	resp, err := h(t.Context(), ev)
 	if err != nil {
@@ -106,7 +106,7 @@ func TestShardsAreIndependent(t *testing.T) {
 	}
 	l := newLedger()
 	l.setFail(ev.Records[1].EventID, errDownstream)
-	h := newProcessor(t, memstore.New()).Kinesis(l.kinesis)
+	h := newAdapter(t, memstore.New()).Kinesis(l.kinesis)
 	resp, err := h(t.Context(), mixed)
 	wantReported(t, resp, err, seqs(ev, 1))
 	if got := l.ran(mixed); !slices.Equal(got, []int{1, 1, 1, 1, 0, 1, 0, 1}) {
@@ -124,7 +124,7 @@ func TestAProducerRetryInTheSameBatchRunsOnce(t *testing.T) {
 	ev.Records = append(ev.Records, dup)
 	store := memstore.New()
 	runs := 0
-	h := newProcessor(t, store, func(o *streambatch.Options) {
+	h := newAdapter(t, store, func(o *streambatch.Options) {
 		o.Key = streambatch.KeyFromDataField("transfer_id")
 	}).Kinesis(func(ctx context.Context, r events.KinesisEventRecord) error {
 		runs++
@@ -144,7 +144,7 @@ func TestAFailedRecordWithoutASequenceNumberFailsTheBatch(t *testing.T) {
 	ev.Records[1].Kinesis.SequenceNumber = ""
 	l := newLedger()
 	l.setFail(ev.Records[1].EventID, errDownstream)
-	resp, err := newProcessor(t, memstore.New()).Kinesis(l.kinesis)(t.Context(), ev)
+	resp, err := newAdapter(t, memstore.New()).Kinesis(l.kinesis)(t.Context(), ev)
 	if !errors.Is(err, streambatch.ErrUnreportable) {
 		t.Fatalf("err %v, want ErrUnreportable", err)
 	}
@@ -181,7 +181,7 @@ func TestDynamoDBStreams(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newLedger()
-			h := newProcessor(t, memstore.New(), func(o *streambatch.Options) { o.Key = tt.key }).DynamoDB(l.dynamoDB)
+			h := newAdapter(t, memstore.New(), func(o *streambatch.Options) { o.Key = tt.key }).DynamoDB(l.dynamoDB)
 			resp, err := h(t.Context(), ev)
 			if err != nil {
 				t.Fatal(err)
@@ -211,7 +211,7 @@ func TestARecordWithoutAKeyIsReportedAndNeverRun(t *testing.T) {
 	ev := loadDynamoDB(t, "dynamodb.json")
 	ev.Records = []events.DynamoDBEventRecord{ev.Records[1], ev.Records[3]} // INSERT o-502, REMOVE o-502
 	l := newLedger()
-	h := newProcessor(t, memstore.New(), func(o *streambatch.Options) {
+	h := newAdapter(t, memstore.New(), func(o *streambatch.Options) {
 		o.Key = streambatch.KeyFromNewImage("request_id")
 	}).DynamoDB(l.dynamoDB)
 	for range 2 {
@@ -239,21 +239,17 @@ func TestNewValidates(t *testing.T) {
 	if _, err := streambatch.New(g, ""); err == nil {
 		t.Error("empty operation: want an error")
 	}
-	p, err := streambatch.New(g, "Op")
+	a, err := streambatch.New(g, "Op")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, wrap := range map[string]func(){
-		"Kinesis":  func() { p.Kinesis(nil) },
-		"DynamoDB": func() { p.DynamoDB(nil) },
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s(nil): want a panic at wrap time", name)
-				}
-			}()
-			wrap()
-		}()
+	// Wrapping cannot fail: a nil handler fails every record.
+	kin := loadKinesis(t, "kinesis.json")
+	resp, err := a.Kinesis(nil)(t.Context(), kin)
+	wantReported(t, resp, err, seqs(kin, 0))
+	ddb := loadDynamoDB(t, "dynamodb.json")
+	dresp, err := a.DynamoDB(nil)(t.Context(), ddb)
+	if err != nil || len(dresp.BatchItemFailures) != 1 || dresp.BatchItemFailures[0].ItemIdentifier != ddb.Records[0].Change.SequenceNumber {
+		t.Fatalf("DynamoDB(nil): %+v, %v; want the first record reported", dresp, err)
 	}
 }

@@ -22,7 +22,7 @@
 //		return dynamostore.Put(ctx, types.Put{TableName: aws.String("ledger"), Item: item(r)})
 //	}))
 //
-// [Processor.DynamoDB] does the same for a DynamoDB stream.
+// [Adapter.DynamoDB] does the same for a DynamoDB stream.
 //
 // # How Lambda reads a stream
 //

@@ -16,7 +16,7 @@ import (
 // producer's retry (a second record, same transfer) and Lambda's retry of
 // the batch both run the transfer once. In a Lambda function the store is
 // a dynamostore.Store and the handler goes to lambda.Start.
-func ExampleProcessor_Kinesis() {
+func ExampleAdapter_Kinesis() {
 	store := memstore.New()
 	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
 		o.RetryHorizon = streambatch.Horizon(7*24*time.Hour, 0) // a 7-day stream
@@ -63,7 +63,7 @@ func ExampleProcessor_Kinesis() {
 // change of the table is handled once, however often Lambda retries it. A
 // failure is reported by the record's sequence number, and the shard's
 // later records wait for the retry.
-func ExampleProcessor_DynamoDB() {
+func ExampleAdapter_DynamoDB() {
 	guard, _ := lambdaidem.New(memstore.New(), func(o *lambdaidem.Options) {
 		o.RetryHorizon = streambatch.Horizon(streambatch.DynamoDBStreamRetention, 0)
 	})

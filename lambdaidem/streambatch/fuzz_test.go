@@ -33,7 +33,7 @@ func FuzzKinesisBatch(f *testing.F) {
 		store := memstore.New()
 		fail := map[string]bool{}
 		runs := map[string]int{}
-		p := newProcessor(t, store, func(o *streambatch.Options) {
+		p := newAdapter(t, store, func(o *streambatch.Options) {
 			if byField {
 				o.Key = streambatch.KeyFromDataField("transfer_id")
 			}

@@ -21,14 +21,14 @@ type item struct {
 // prepare derives a record's key, scope and fingerprint. It never panics:
 // a key, scope or fingerprint function that panics makes the record
 // malformed.
-func (p *Processor) prepare(ctx context.Context, rec Record, run func(context.Context) error) (it *item) {
+func (a *Adapter) prepare(ctx context.Context, rec Record, run func(context.Context) error) (it *item) {
 	it = &item{rec: rec, run: run}
 	defer func() {
 		if v := recover(); v != nil {
 			it.malformed = fmt.Errorf("deriving the key, scope or fingerprint panicked: %v", v)
 		}
 	}()
-	key, err := p.opts.Key(ctx, rec)
+	key, err := a.opts.Key(ctx, rec)
 	if err == nil && key == "" {
 		err = lambdaidem.ErrMissingKey
 	}
@@ -37,20 +37,20 @@ func (p *Processor) prepare(ctx context.Context, rec Record, run func(context.Co
 		return it
 	}
 	var scope string
-	if p.opts.Scope != nil {
-		if scope, err = p.opts.Scope(ctx, rec); err != nil {
+	if a.opts.Scope != nil {
+		if scope, err = a.opts.Scope(ctx, rec); err != nil {
 			it.malformed = fmt.Errorf("scope: %w", err)
 			return it
 		}
 	}
-	fp, err := p.opts.Fingerprint(ctx, rec)
+	fp, err := a.opts.Fingerprint(ctx, rec)
 	if err != nil {
 		it.malformed = fmt.Errorf("fingerprint: %w", err)
 		return it
 	}
-	it.key = lambdaidem.RecordKey(p.namespace, scope, p.operation, key)
-	it.call = lambdaidem.Call[struct{}]{Operation: p.operation, Scope: scope, Key: key, Fingerprint: fp}
-	if rc := p.opts.Reconcile; rc != nil {
+	it.key = lambdaidem.RecordKey(a.namespace, scope, a.operation, key)
+	it.call = lambdaidem.Call[struct{}]{Operation: a.operation, Scope: scope, Key: key, Fingerprint: fp}
+	if rc := a.opts.Reconcile; rc != nil {
 		it.call.Reconcile = func(ctx context.Context, u lambdaidem.Unknown) (struct{}, bool, error) {
 			done, err := rc(ctx, rec, u)
 			return struct{}{}, done, err

@@ -8,7 +8,7 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
-// Options configure [New]. The zero value of every field means its
+// Options configure an [Adapter]. The zero value of every field means its
 // documented default.
 type Options struct {
 	// Key returns the idempotency key of a record. Default
@@ -35,7 +35,9 @@ type Options struct {
 
 	// Logger receives one line per failed, refused or skipped record, with
 	// its event id, sequence number and record key (a hash, never the raw
-	// key); record data is never logged. Default: discard.
+	// key); record data is never logged. A handler's failure or panic and a
+	// store failure are logged at level Error. Default: the Guard's Logger
+	// (see lambdaidem.Options.Logger: its Error lines go to slog.Default()).
 	Logger *slog.Logger
 }
 

@@ -125,7 +125,7 @@ func TestConcurrentInvocationsOfOneBatchRunEachRecordOnce(t *testing.T) {
 	ev := loadKinesis(t, "kinesis.json")
 	store := memstore.New()
 	l := newLedger()
-	h := newProcessor(t, store).Kinesis(l.kinesis)
+	h := newAdapter(t, store).Kinesis(l.kinesis)
 	const n = 8
 	start := make(chan struct{})
 	done := make(chan events.KinesisEventResponse, n)
@@ -154,7 +154,7 @@ func TestRecordsLeftWhenTheDeadlineComesAreReported(t *testing.T) {
 			cancel() // the invocation ends while record 1 runs
 		}
 	}
-	resp, err := newProcessor(t, memstore.New()).Kinesis(l.kinesis)(ctx, ev)
+	resp, err := newAdapter(t, memstore.New()).Kinesis(l.kinesis)(ctx, ev)
 	// Record 1 ran to the end: its commit ignores the cancellation, as
 	// finishing writes do. Record 2 is the first not run.
 	wantReported(t, resp, err, seqs(ev, 2))

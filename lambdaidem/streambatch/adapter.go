@@ -16,31 +16,34 @@ import (
 // records that succeeded replay their outcome without running.
 var ErrUnreportable = errors.New("streambatch: a failed record has no sequence number; the whole batch is retried")
 
-// Processor runs stream records through a Guard, once each. Build it with
-// [New]; it is safe for concurrent use, so one Processor serves every
-// invocation.
-type Processor struct {
+var errNilHandler = errors.New("streambatch: nil handler")
+
+// Adapter makes stream batch handlers idempotent under one operation:
+// build it with [New], which validates the options; its Kinesis and
+// DynamoDB methods cannot fail. It is read-only after New, so batches may
+// run concurrently.
+type Adapter struct {
 	g         *lambdaidem.Guard
 	operation string
 	opts      Options
 	namespace string
 }
 
-// New returns a Processor that runs records through g under the operation
+// New returns an Adapter that runs records through g under the operation
 // name. It returns an error if g is nil or the operation is empty.
-func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Processor, error) {
+func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adapter, error) {
 	switch {
 	case g == nil:
 		return nil, errors.New("streambatch: nil Guard")
 	case operation == "":
 		return nil, errors.New("streambatch: empty operation")
 	}
-	var o Options
+	o := Options{Logger: g.Options().Logger}
 	for _, fn := range optFns {
 		fn(&o)
 	}
 	o.setDefaults()
-	return &Processor{g: g, operation: operation, opts: o, namespace: g.Options().Namespace}, nil
+	return &Adapter{g: g, operation: operation, opts: o, namespace: g.Options().Namespace}, nil
 }
 
 // Kinesis returns a batch handler for a Kinesis event source mapping with
@@ -48,14 +51,13 @@ func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Proc
 // reports in the response the sequence number of each shard's first
 // failure. The result has the signature lambda.Start accepts.
 //
-// Kinesis panics if h is nil: that is a mistake in the program, not in an
-// event.
-func (p *Processor) Kinesis(h func(context.Context, events.KinesisEventRecord) error) func(context.Context, events.KinesisEvent) (events.KinesisEventResponse, error) {
+// Kinesis cannot fail: a nil h fails every record, and says so in the log.
+func (a *Adapter) Kinesis(h func(context.Context, events.KinesisEventRecord) error) func(context.Context, events.KinesisEvent) (events.KinesisEventResponse, error) {
 	if h == nil {
-		panic("streambatch: Processor.Kinesis: nil handler")
+		h = func(context.Context, events.KinesisEventRecord) error { return errNilHandler }
 	}
 	return func(ctx context.Context, ev events.KinesisEvent) (events.KinesisEventResponse, error) {
-		failed, err := handle(ctx, p, ev.Records, kinesisRecord, h, func(seq string) events.KinesisBatchItemFailure {
+		failed, err := handle(ctx, a, ev.Records, kinesisRecord, h, func(seq string) events.KinesisBatchItemFailure {
 			return events.KinesisBatchItemFailure{ItemIdentifier: seq}
 		})
 		return events.KinesisEventResponse{BatchItemFailures: failed}, err
@@ -68,14 +70,14 @@ func (p *Processor) Kinesis(h func(context.Context, events.KinesisEventRecord) e
 // shard's first failure. The result has the signature lambda.Start
 // accepts.
 //
-// DynamoDB panics if h is nil: that is a mistake in the program, not in an
-// event.
-func (p *Processor) DynamoDB(h func(context.Context, events.DynamoDBEventRecord) error) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+// DynamoDB cannot fail: a nil h fails every record, and says so in the
+// log.
+func (a *Adapter) DynamoDB(h func(context.Context, events.DynamoDBEventRecord) error) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	if h == nil {
-		panic("streambatch: Processor.DynamoDB: nil handler")
+		h = func(context.Context, events.DynamoDBEventRecord) error { return errNilHandler }
 	}
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		failed, err := handle(ctx, p, ev.Records, dynamoDBRecord, h, func(seq string) events.DynamoDBBatchItemFailure {
+		failed, err := handle(ctx, a, ev.Records, dynamoDBRecord, h, func(seq string) events.DynamoDBBatchItemFailure {
 			return events.DynamoDBBatchItemFailure{ItemIdentifier: seq}
 		})
 		return events.DynamoDBEventResponse{BatchItemFailures: failed}, err
@@ -85,13 +87,13 @@ func (p *Processor) DynamoDB(h func(context.Context, events.DynamoDBEventRecord)
 // handle processes one batch of records of type R and returns its batch
 // item failures, built by failure from each reported sequence number: an
 // empty, non-nil list for a complete success, nil with [ErrUnreportable].
-func handle[R, F any](ctx context.Context, p *Processor, records []R, view func(*R) Record, h func(context.Context, R) error, failure func(seq string) F) ([]F, error) {
+func handle[R, F any](ctx context.Context, a *Adapter, records []R, view func(*R) Record, h func(context.Context, R) error, failure func(seq string) F) ([]F, error) {
 	items := make([]*item, len(records))
 	for i := range records {
 		r := &records[i]
-		items[i] = p.prepare(ctx, view(r), func(ctx context.Context) error { return h(ctx, *r) })
+		items[i] = a.prepare(ctx, view(r), func(ctx context.Context) error { return h(ctx, *r) })
 	}
-	seqs, err := p.run(ctx, items)
+	seqs, err := a.run(ctx, items)
 	if err != nil {
 		return nil, err
 	}
