@@ -173,7 +173,7 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		o.abandon(ctx, fence, external)
 		return out, err
 	}
-	data, encErr := o.encode(out, err)
+	data, encErr := o.encode(ctx, out, err)
 	if encErr != nil {
 		o.abandon(ctx, fence, external)
 		return zero, encErr
@@ -220,7 +220,7 @@ func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 	if err != nil && !isTerminal(err) {
 		return out, err
 	}
-	data, encErr := o.encode(out, err)
+	data, encErr := o.encode(ctx, out, err)
 	if encErr != nil {
 		return zero, encErr
 	}
@@ -373,7 +373,7 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdic
 		}
 		return zero, nil, reclaim // released, or resolved by someone else: look again
 	}
-	data, err := o.encode(out, nil)
+	data, err := o.encode(ctx, out, nil)
 	if err != nil {
 		return zero, err, answered
 	}
@@ -431,7 +431,7 @@ func (o *op[Out]) failOpen(ctx context.Context, cause error) (Out, error) {
 }
 
 func (o *op[Out]) replay(ctx context.Context, rec Record, from string) (Out, error) {
-	out, err := decodeOutcome[Out](rec.Outcome)
+	out, err := o.decode(ctx, rec)
 	var replayed *ReplayedError
 	if err != nil && !errors.As(err, &replayed) {
 		o.log(ctx, slog.LevelError, "stored outcome unreadable", slog.Any("error", err))
@@ -453,21 +453,39 @@ func (o *op[Out]) conflict(ctx context.Context, cond error, rec Record) error {
 	return err
 }
 
-func (o *op[Out]) encode(out Out, err error) ([]byte, error) {
+func (o *op[Out]) encode(ctx context.Context, out Out, err error) ([]byte, error) {
 	var data []byte
 	var encErr error
 	if err != nil {
 		data, encErr = encodeError(unmark(err))
 	} else {
-		data, encErr = encodeValue(out)
+		data, encErr = encodeValue(o.g.opts.Codec, out)
 	}
 	if encErr != nil {
 		return nil, encErr
+	}
+	if s := o.g.opts.Sealer; s != nil {
+		if data, encErr = s.Seal(ctx, o.key, data); encErr != nil {
+			return nil, fmt.Errorf("lambdaidem: seal outcome: %w", encErr)
+		}
 	}
 	if max := o.g.opts.MaxOutcomeSize; len(data) > max {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrOutcomeTooLarge, len(data), max)
 	}
 	return data, nil
+}
+
+// decode opens and decodes a stored outcome.
+func (o *op[Out]) decode(ctx context.Context, rec Record) (Out, error) {
+	data := rec.Outcome
+	if s := o.g.opts.Sealer; s != nil {
+		var err error
+		if data, err = s.Open(ctx, rec.Key, data); err != nil {
+			var zero Out
+			return zero, fmt.Errorf("lambdaidem: open stored outcome: %w", err)
+		}
+	}
+	return decodeOutcome[Out](o.g.opts.Codec, data)
 }
 
 // leaseUntil is the deadline in ctx plus the margin, or now plus the

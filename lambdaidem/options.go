@@ -156,6 +156,25 @@ type Options struct {
 	// slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 
+	// Codec encodes a handler's result for storage and decodes it for a
+	// replay. Default: encoding/json, under which a replay gets what a JSON
+	// round trip keeps: unexported fields are dropped, a number held in an
+	// interface (any) comes back as a float64, a time.Time loses its
+	// monotonic reading and its location name, a nil slice may come back
+	// empty. Choose a Codec whose round trip keeps what your result needs.
+	// Terminal errors are stored as their type name and message whatever
+	// the Codec. Changing the Codec makes outcomes stored by another
+	// non-default Codec unreadable (replays of them fail), so change it with
+	// a new Namespace.
+	Codec Codec
+
+	// Sealer, if set, protects every stored outcome (values and terminal
+	// errors alike): Seal runs before it is stored and Open before it is
+	// replayed, each given the record key. See the seal package for
+	// envelope encryption under a KMS key. Default: outcomes are stored as
+	// encoded.
+	Sealer Sealer
+
 	// Hooks observe claims, replays and conflicts.
 	Hooks Hooks
 

@@ -9,8 +9,10 @@ import (
 )
 
 // envelope is the stored form of an outcome: a value, or a terminal error.
+// A value is JSON in Value, or, encoded by an Options.Codec, bytes in Bin.
 type envelope struct {
 	Value json.RawMessage `json:"value,omitempty"`
+	Bin   []byte          `json:"bin,omitempty"`
 	Err   *storedError    `json:"error,omitempty"`
 }
 
@@ -27,7 +29,14 @@ const (
 	valueSuffix = `}`
 )
 
-func encodeValue[Out any](out Out) ([]byte, error) {
+func encodeValue[Out any](codec Codec, out Out) ([]byte, error) {
+	if codec != nil {
+		b, err := codec.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("lambdaidem: encode outcome: %w", err)
+		}
+		return json.Marshal(envelope{Bin: b})
+	}
 	v, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("lambdaidem: encode outcome: %w", err)
@@ -52,7 +61,7 @@ func errorType(err error) string {
 }
 
 // decodeOutcome turns a stored outcome back into the handler's result.
-func decodeOutcome[Out any](data []byte) (Out, error) {
+func decodeOutcome[Out any](codec Codec, data []byte) (Out, error) {
 	var out Out
 	// Fast path: a value as encodeValue frames it. The inner slice of any
 	// other envelope is not a JSON document (it holds a top-level comma), so
@@ -70,6 +79,13 @@ func decodeOutcome[Out any](data []byte) (Out, error) {
 	switch {
 	case env.Err != nil:
 		return out, &ReplayedError{Type: env.Err.Type, Message: env.Err.Message}
+	case env.Bin != nil && codec == nil:
+		return out, errors.New("lambdaidem: decode stored outcome: it was encoded by an Options.Codec, and none is set")
+	case env.Bin != nil:
+		if err := codec.Unmarshal(env.Bin, &out); err != nil {
+			return out, fmt.Errorf("lambdaidem: decode stored outcome: %w", err)
+		}
+		return out, nil
 	case env.Value == nil:
 		return out, errors.New("lambdaidem: decode stored outcome: neither value nor error")
 	}

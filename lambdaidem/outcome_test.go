@@ -13,7 +13,7 @@ func TestOutcomeEncodingIsTheEnvelope(t *testing.T) {
 		Tags map[string]string `json:"tags"`
 	}
 	in := receipt{ID: "r-1", Note: "<b>&</b> \u2028", Tags: map[string]string{"b": "2", "a": "1"}}
-	data, err := encodeValue(in)
+	data, err := encodeValue(nil, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestOutcomeEncodingIsTheEnvelope(t *testing.T) {
 	if string(data) != string(want) {
 		t.Fatalf("encodeValue = %s; want the envelope's encoding %s", data, want)
 	}
-	out, err := decodeOutcome[receipt](data)
+	out, err := decodeOutcome[receipt](nil, data)
 	if err != nil || out.ID != in.ID || out.Note != in.Note || out.Tags["a"] != "1" {
 		t.Fatalf("decode = %+v, %v; want %+v", out, err, in)
 	}
@@ -42,12 +42,12 @@ func TestDecodeOutcomeGeneralPath(t *testing.T) {
 		{"not JSON", `{"value":`, "", true},
 	}
 	for _, tc := range cases {
-		out, err := decodeOutcome[string]([]byte(tc.data))
+		out, err := decodeOutcome[string](nil, []byte(tc.data))
 		if out != tc.want || (err != nil) != tc.wantErr {
 			t.Errorf("%s: = %q, %v; want %q, error %v", tc.name, out, err, tc.want, tc.wantErr)
 		}
 	}
-	_, err := decodeOutcome[string]([]byte(`{"error":{"type":"declined","message":"no"}}`))
+	_, err := decodeOutcome[string](nil, []byte(`{"error":{"type":"declined","message":"no"}}`))
 	var re *ReplayedError
 	if !errors.As(err, &re) || re.Type != "declined" || re.Message != "no" {
 		t.Fatalf("stored error = %#v; want a ReplayedError", err)

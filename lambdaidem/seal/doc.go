@@ -1,0 +1,36 @@
+// Package seal encrypts stored outcomes with envelope encryption: a
+// [lambdaidem.Sealer] that encrypts each outcome with AES-256-GCM under a
+// data key issued by a key service (AWS KMS's GenerateDataKey), binding the
+// ciphertext to its record key as authenticated data. Anyone who can read
+// the idempotency table sees ciphertext; replaying needs kms:Decrypt on
+// the master key.
+//
+// The key service is a small interface, so that this package, like the
+// rest of the library module, needs no KMS SDK: the kmsseal module adapts
+// an aws-sdk-go-v2 KMS client to it.
+//
+//	keys := kmsseal.New(kms.NewFromConfig(cfg), os.Getenv("OUTCOME_KEY_ARN"))
+//	sealer, err := seal.New(keys)
+//	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.Sealer = sealer })
+//
+// # Keys and calls
+//
+// A data key encrypts new outcomes for Options.MaxKeyAge or
+// Options.MaxKeyUses outcomes, whichever ends first, then a new one is
+// generated: one GenerateDataKey call per key, not per outcome. Each sealed
+// outcome carries its data key encrypted by the key service; opening it
+// decrypts that key once (kms:Decrypt) and keeps it in a bounded cache, so
+// replays of recent outcomes make no key-service call. Every data key is
+// generated and decrypted under Options.EncryptionContext, which KMS
+// records in CloudTrail and checks on Decrypt; the record key cannot be
+// part of it, because one cached data key serves many records. Instead the
+// record key is the AES-GCM additional authenticated data of each outcome:
+// an outcome copied into another record does not open.
+//
+// # Format
+//
+//	"LIS1" | uint16 length of the encrypted data key | encrypted data key | 12-byte nonce | AES-256-GCM ciphertext and tag
+//
+// The nonce is random: NIST SP 800-38D bounds one key to 2^32 random-nonce
+// encryptions, far above the default MaxKeyUses.
+package seal
