@@ -16,7 +16,10 @@ import (
 //   - refuses a missing key (on POST and PATCH, by default) or a malformed
 //     one with 400;
 //   - scopes the key by the authenticated principal, the method and the
-//     route, so two callers using the same key never meet;
+//     route, so two callers using the same key never meet; an event that
+//     shows an authorizer but names no caller is refused with 500 and one
+//     error log line, never run in a shared scope (see
+//     [ProblemUnidentifiedCaller]);
 //   - fingerprints the method, route, path parameters, query and body, and
 //     refuses a duplicate whose fingerprint differs with 422, without
 //     revealing the stored response;
@@ -47,6 +50,7 @@ type Adapter struct {
 	guard     *lambdaidem.Guard
 	operation string
 	opts      Options
+	keys      identityKeys
 }
 
 // New returns an Adapter that guards operation (say "CreatePayment") with
@@ -65,8 +69,11 @@ func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adap
 	}
 	o.RequireKey = slices.Clone(o.RequireKey)
 	o.OmitHeaders = slices.Clone(o.OmitHeaders)
+	o.IdentityClaims = slices.Clone(o.IdentityClaims)
+	o.IdentityContextKeys = slices.Clone(o.IdentityContextKeys)
 	if err := o.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Adapter{guard: g, operation: operation, opts: o}, nil
+	keys := identityKeys{claims: o.IdentityClaims, context: o.IdentityContextKeys}
+	return &Adapter{guard: g, operation: operation, opts: o, keys: keys}, nil
 }

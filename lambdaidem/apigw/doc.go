@@ -30,6 +30,16 @@
 //	handler 4xx "never executed" (400, 404, …) returned once, not stored, key released
 //	handler 5xx or error                       returned once, not stored, key released
 //	store unavailable                          503 problem+json (fail closed)
+//	authorizer shown, no caller identified     500 problem+json, one error log line
+//
+// Tenants fail closed. An event that shows an authorizer (JWT, Lambda, IAM,
+// Cognito, API key) but names no caller is refused with 500 and one error
+// log line naming the fix, never run in a scope callers share: a hash of a
+// Lambda authorizer's context is not an identity. [Options.IdentityClaims]
+// and [Options.IdentityContextKeys] name the claims and context values that
+// identify callers where "sub" or principalId is missing; [Options.Scope]
+// remains the escape hatch. Events with no authorizer share one anonymous
+// scope, unless [Options.RefuseAnonymous] refuses them too.
 //
 // Keys are scoped by the authenticated principal (see [Request.Principal])
 // and by the method and route (the route key, or, for a Function URL or the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/textproto"
 	"strings"
 )
@@ -29,7 +30,43 @@ type Options struct {
 	// scopes never meet. The adapter adds the method and route to it.
 	// Default: Request.Principal, the authenticated caller the event names
 	// (see [Request]). Return a [*Problem] to refuse the request with it.
+	//
+	// Scope is the escape hatch for deployments whose callers the event
+	// does not name. It must not return an empty scope for an event that
+	// shows an authorizer (Request.Authorizer), nor for an anonymous one
+	// when RefuseAnonymous is set: such a request is refused as by
+	// [ProblemUnidentifiedCaller]. To let callers share a scope on purpose,
+	// return a non-empty constant.
 	Scope func(context.Context, *Request) (string, error)
+
+	// IdentityClaims names the JWT claims that identify a caller whose
+	// token carries no "sub" (HTTP API JWT authorizers, REST Cognito user
+	// pool authorizers), tried in order: "email", "username", "client_id", …
+	// Name only claims that are unique per caller and that the issuer
+	// controls. Default: none; a token without "sub" is refused.
+	IdentityClaims []string
+
+	// IdentityContextKeys names the values of a Lambda authorizer's context
+	// that identify a caller, tried in order after its principalId (REST)
+	// and a "sub" value: "userId", "tenantId", … A value must be a string,
+	// or an integer up to 2^53. A hash of the whole context is never taken
+	// for a caller: a coarse context such as {"plan": "pro"} is the same for
+	// many callers. Default: none; a context without principalId or sub is
+	// refused.
+	IdentityContextKeys []string
+
+	// RefuseAnonymous refuses events that show no authorizer at all (see
+	// [ProblemUnidentifiedCaller]), instead of running them in the one scope
+	// all anonymous callers share. Set it on every route that sits behind an
+	// authorizer whose events may carry no trace of it (an HTTP API Lambda
+	// authorizer's simple response without a context). Default false:
+	// anonymous requests share one scope.
+	RefuseAnonymous bool
+
+	// Logger receives one error line for each request refused because its
+	// caller could not be identified, naming the authorizer kind and the
+	// fix; never a claim, a key or a body. Default [slog.Default].
+	Logger *slog.Logger
 
 	// Parts chooses which parts of a request define its intent: a duplicate
 	// whose parts differ from the first request's is refused with 422.
@@ -91,6 +128,19 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Scope == nil {
 		o.Scope = defaultScope
+	}
+	for i, name := range o.IdentityClaims {
+		if name == "" {
+			return fmt.Errorf("apigw: IdentityClaims[%d] is empty", i)
+		}
+	}
+	for i, name := range o.IdentityContextKeys {
+		if name == "" {
+			return fmt.Errorf("apigw: IdentityContextKeys[%d] is empty", i)
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	if o.Parts == 0 {
 		o.Parts = AllParts

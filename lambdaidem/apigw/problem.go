@@ -38,6 +38,12 @@ const (
 	// the guard's MaxOutcomeSize, so it could not be stored for replay;
 	// nothing was committed, and a retry will fail the same way.
 	ProblemResponseTooLarge = problemBase + "response-too-large"
+	// ProblemUnidentifiedCaller: 500, the event shows an authorizer (JWT,
+	// Lambda, IAM, Cognito, API key) but names no caller the adapter can
+	// scope keys by, or it shows none and [Options.RefuseAnonymous] is set.
+	// The deployment is at fault, not the client: the request was not run,
+	// and the adapter logged one error line naming the fix.
+	ProblemUnidentifiedCaller = problemBase + "unidentified-caller"
 	// ProblemInternal: 500, anything else went wrong in the adapter or the
 	// store. Nothing was stored.
 	ProblemInternal = problemBase + "internal"

@@ -36,19 +36,48 @@ type Request struct {
 	// Body is the request body, base64-decoded where the event encoded it.
 	Body []byte
 	// Principal is the authenticated caller the event names, with a prefix
-	// saying where it came from: "jwt:<iss>|<sub>" (HTTP API JWT authorizer
-	// or REST Cognito user pool authorizer), "lambda:<principalId>" (Lambda
-	// authorizer), "iam:<user ARN>" (IAM authorization), "cognito:<identity
-	// id>", or "apikey:<API key id>". It is empty for an anonymous request:
-	// then every anonymous caller shares one scope, so set [Options.Scope] if
-	// anonymous callers can use the API.
+	// saying where it came from:
+	//
+	//   - "jwt:<iss>|<sub>": an HTTP API JWT authorizer or a REST Cognito user
+	//     pool authorizer, from the token's subject; for a token without
+	//     "sub", "jwt-claim:<iss>|<name>|<value>" from the first claim named
+	//     in [Options.IdentityClaims] that it holds;
+	//   - "lambda:<principalId>": a Lambda authorizer's principalId (REST) or
+	//     its context's "principalId" or "sub" value; else
+	//     "lambda-context:<key>|<value>" from the first context key named in
+	//     [Options.IdentityContextKeys] that it holds (a string, or an integer
+	//     up to 2^53);
+	//   - "cognito:<identity id>": a Cognito identity pool identity (REST IAM
+	//     authorization, or an HTTP API IAM caller with a Cognito identity),
+	//     before the IAM caller, whose role session all identities share;
+	//   - "iam:<user ARN or caller id>": IAM authorization (REST, HTTP API,
+	//     Function URL with AWS_IAM), except Cognito's shared role session;
+	//   - "apikey:<API key id>": a REST API key, when nothing else is shown.
+	//
+	// It is empty when the event names no caller: then Authorizer says
+	// whether it shows an authorizer (the request is refused, see
+	// [ProblemUnidentifiedCaller]) or none (an anonymous request).
 	Principal string
+	// Authorizer is the kind of authorizer the event shows (AuthorizerJWT,
+	// AuthorizerLambda, …), or empty for an event that shows none: a route
+	// without authorization, a Function URL with AuthType NONE. A Lambda
+	// authorizer that returns no context may leave no trace in an HTTP API
+	// event: set [Options.RefuseAnonymous] on such a route.
+	Authorizer string
 	// Event is the original event: an *events.APIGatewayProxyRequest, an
 	// *events.APIGatewayV2HTTPRequest or an *events.LambdaFunctionURLRequest.
 	Event any
 
 	// unparsedQuery is the raw query string when it does not parse.
 	unparsedQuery string
+	// fix says how to make an event like this one, which shows an authorizer
+	// but names no caller, name one.
+	fix string
+}
+
+// setCaller records what the event says about its caller.
+func (r *Request) setCaller(c caller) {
+	r.Principal, r.Authorizer, r.fix = c.principal, c.authorizer, c.fix
 }
 
 // decodeBody returns the body of an event, base64-decoded if it says so.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"time"
@@ -104,6 +105,9 @@ func (a *Adapter) call(ctx context.Context, r *Request, key string) (lambdaidem.
 		}
 		return lambdaidem.Call[*response]{}, problem(http.StatusInternalServerError, ProblemInternal, "Internal error", "the request's scope could not be determined")
 	}
+	if principal == "" && (r.Authorizer != "" || a.opts.RefuseAnonymous) {
+		return lambdaidem.Call[*response]{}, a.unidentified(ctx, r)
+	}
 	fp, err := fingerprint(r, a.opts.Parts)
 	if err != nil {
 		return lambdaidem.Call[*response]{}, problem(http.StatusInternalServerError, ProblemInternal, "Internal error", "the request could not be fingerprinted")
@@ -150,4 +154,21 @@ func (a *Adapter) refusal(err error) *Problem {
 	}
 	return problem(http.StatusInternalServerError, ProblemInternal, "Internal error",
 		"the request failed and nothing was stored; retry with the same idempotency key")
+}
+
+// unidentified logs why r names no caller, and how to fix it, and returns
+// the problem that refuses it. The line names kinds and options, never a
+// claim, a key or a body.
+func (a *Adapter) unidentified(ctx context.Context, r *Request) *Problem {
+	fix, detail := r.fix, "the request shows an authorizer but no caller this service can identify; it was not processed"
+	switch {
+	case r.Authorizer == "":
+		fix = "the event shows no authorizer and apigw.Options.RefuseAnonymous is set: attach an authorizer to this route, or unset RefuseAnonymous"
+		detail = "the request carries no authenticated caller and this operation does not accept anonymous requests; it was not processed"
+	case r.Principal != "":
+		fix = "apigw.Options.Scope returned an empty scope for an authenticated request: return a non-empty one"
+	}
+	a.opts.Logger.LogAttrs(ctx, slog.LevelError, "apigw: request refused: no caller identity to scope idempotency keys by",
+		slog.String("operation", a.operation), slog.String("route", r.Route), slog.String("authorizer", r.Authorizer), slog.String("fix", fix))
+	return problem(http.StatusInternalServerError, ProblemUnidentifiedCaller, "Caller not identified", detail)
 }

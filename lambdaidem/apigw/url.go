@@ -33,10 +33,10 @@ func requestURL(e *events.LambdaFunctionURLRequest) (*Request, *Problem) {
 		Path:          path,
 		Query:         query,
 		Header:        mergeHeaders(e.Headers, nil),
-		Principal:     principalURL(&e.RequestContext),
 		Event:         e,
 		unparsedQuery: unparsed,
 	}
+	r.setCaller(principalURL(&e.RequestContext))
 	return r, r.setBody(e.Body, e.IsBase64Encoded)
 }
 

@@ -16,12 +16,12 @@ func (a *Adapter) WrapV1(h func(context.Context, events.APIGatewayProxyRequest) 
 		panic("apigw: WrapV1 of a nil handler")
 	}
 	return func(ctx context.Context, e events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
-		r, refusal := requestV1(&e)
+		r, refusal := requestV1(&e, a.keys)
 		return serve(ctx, a, r, refusal, flavorV1, func(ctx context.Context) (events.APIGatewayProxyResponse, error) { return h(ctx, e) })
 	}
 }
 
-func requestV1(e *events.APIGatewayProxyRequest) (*Request, *Problem) {
+func requestV1(e *events.APIGatewayProxyRequest, keys identityKeys) (*Request, *Problem) {
 	method := strings.ToUpper(e.HTTPMethod)
 	resource := e.Resource
 	if resource == "" {
@@ -43,9 +43,9 @@ func requestV1(e *events.APIGatewayProxyRequest) (*Request, *Problem) {
 		PathParameters: e.PathParameters,
 		Query:          query,
 		Header:         mergeHeaders(e.Headers, e.MultiValueHeaders),
-		Principal:      principalV1(&e.RequestContext),
 		Event:          e,
 	}
+	r.setCaller(principalV1(&e.RequestContext, keys))
 	return r, r.setBody(e.Body, e.IsBase64Encoded)
 }
 

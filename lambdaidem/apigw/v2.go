@@ -16,12 +16,12 @@ func (a *Adapter) WrapV2(h func(context.Context, events.APIGatewayV2HTTPRequest)
 		panic("apigw: WrapV2 of a nil handler")
 	}
 	return func(ctx context.Context, e events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		r, refusal := requestV2(&e)
+		r, refusal := requestV2(&e, a.keys)
 		return serve(ctx, a, r, refusal, flavorV2, func(ctx context.Context) (events.APIGatewayV2HTTPResponse, error) { return h(ctx, e) })
 	}
 }
 
-func requestV2(e *events.APIGatewayV2HTTPRequest) (*Request, *Problem) {
+func requestV2(e *events.APIGatewayV2HTTPRequest, keys identityKeys) (*Request, *Problem) {
 	method := strings.ToUpper(e.RequestContext.HTTP.Method)
 	path := e.RawPath
 	if path == "" {
@@ -39,10 +39,10 @@ func requestV2(e *events.APIGatewayV2HTTPRequest) (*Request, *Problem) {
 		PathParameters: e.PathParameters,
 		Query:          query,
 		Header:         mergeHeaders(e.Headers, nil),
-		Principal:      principalV2(&e.RequestContext),
 		Event:          e,
 		unparsedQuery:  unparsed,
 	}
+	r.setCaller(principalV2(&e.RequestContext, keys))
 	return r, r.setBody(e.Body, e.IsBase64Encoded)
 }
 
