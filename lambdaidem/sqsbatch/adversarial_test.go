@@ -188,7 +188,7 @@ func TestPanickingKeyAndScopeFailOnlyTheirMessage(t *testing.T) {
 			if m.MessageId == "p2" {
 				panic("scope")
 			}
-			return "", nil
+			return "tenant-1", nil
 		}
 	})
 	ev := events.SQSEvent{Records: []events.SQSMessage{reviewMsg("ok1", "", "x", false), reviewMsg("p1", "", "y", false), reviewMsg("p2", "", "z", false)}}

@@ -2,6 +2,7 @@ package sqsbatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,7 +29,9 @@ type item struct {
 }
 
 // prepare derives a record's key, scope and fingerprint. It never panics:
-// a KeyFunc or Scope that panics makes the message malformed.
+// a KeyFunc that panics makes the message malformed; a Scope that panics,
+// fails or returns an empty scope makes it a scope failure. Either way the
+// message is reported for redelivery and not run.
 func (w *wrapper) prepare(ctx context.Context, m *events.SQSMessage) (it *item) {
 	it = &item{msg: m, fifo: strings.HasSuffix(m.EventSourceARN, ".fifo"), group: m.Attributes["MessageGroupId"]}
 	defer func() {
@@ -46,8 +49,17 @@ func (w *wrapper) prepare(ctx context.Context, m *events.SQSMessage) (it *item) 
 	}
 	var scope string
 	if w.opts.Scope != nil {
-		if scope, err = w.opts.Scope(ctx, *m); err != nil {
-			it.malformed = fmt.Errorf("scope: %w", err)
+		defer func() {
+			if p := recover(); p != nil {
+				it.malformed = &scopeError{fmt.Errorf("panicked: %v", p)}
+			}
+		}()
+		scope, err = w.opts.Scope(ctx, *m)
+		if err == nil && scope == "" {
+			err = errEmptyScope
+		}
+		if err != nil {
+			it.malformed = &scopeError{err}
 			return it
 		}
 	}
@@ -63,3 +75,16 @@ func (w *wrapper) prepare(ctx context.Context, m *events.SQSMessage) (it *item) 
 	}
 	return it
 }
+
+// errEmptyScope: a Scope function returned no scope. Where scoping is
+// required (Options.Scope is set), running the message in the scope every
+// such message would share could hand it another tenant's record.
+var errEmptyScope = errors.New("sqsbatch: Scope returned an empty scope")
+
+// scopeError says why the scope of a message could not be derived. The
+// message is reported as a batch item failure, to be redelivered once the
+// scope function can answer (or to reach the dead-letter queue).
+type scopeError struct{ err error }
+
+func (e *scopeError) Error() string { return "scope: " + e.err.Error() }
+func (e *scopeError) Unwrap() error { return e.err }

@@ -27,7 +27,11 @@ type Options struct {
 	Key KeyFunc
 
 	// Scope returns the tenant or principal a message acts for; messages of
-	// different scopes never share a record. Default: no scope.
+	// different scopes never share a record. Set, it is required: a message
+	// for which it returns an error or an empty scope (or panics) is not run
+	// but reported as a batch item failure, so SQS redelivers it (and, past
+	// maxReceiveCount, moves it to the dead-letter queue), with one error log
+	// line. Default: no scope.
 	Scope func(context.Context, events.SQSMessage) (string, error)
 
 	// FingerprintAttributes names the message attributes that, with the

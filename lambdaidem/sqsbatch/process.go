@@ -2,6 +2,7 @@ package sqsbatch
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -12,7 +13,13 @@ import (
 
 // process runs one message through the guard and records its result.
 func (w *wrapper) process(ctx context.Context, it *item, locks *keyLocks) {
-	if it.malformed != nil {
+	var scope *scopeError
+	switch {
+	case errors.As(it.malformed, &scope):
+		it.failed = true
+		w.log(ctx, slog.LevelError, "scope could not be derived; not processed, will be redelivered", it, slog.Any("error", it.malformed))
+		return
+	case it.malformed != nil:
 		it.failed = true
 		w.log(ctx, slog.LevelWarn, "malformed message; not processed", it, slog.Any("error", it.malformed))
 		return
