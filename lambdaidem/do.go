@@ -72,6 +72,9 @@ func Do[Out any](ctx context.Context, g *Guard, c Call[Out], fn func(context.Con
 		return zero, err
 	}
 	o := &op[Out]{g: g, c: c, fn: fn, key: RecordKey(g.opts.Namespace, c.Scope, c.Operation, c.Key)}
+	if g.opts.Disabled {
+		return o.disabled(ctx)
+	}
 	if e, ok := g.cache.get(o.key, g.opts.Now()); ok {
 		rec := Record{Key: o.key, Status: StatusCompleted, Fingerprint: e.fingerprint, Outcome: e.outcome, ExpiresAt: e.expiresAt}
 		if e.fingerprint != c.Fingerprint {

@@ -184,6 +184,21 @@ type Options struct {
 	// NewToken returns a fresh, unguessable attempt token. Default: 128
 	// random bits, base64url.
 	NewToken func() string
+
+	// Disabled turns idempotency off, for unit tests of handlers and local
+	// runs: every call runs its handler directly, with no store call, no
+	// replay and no conflict; a write staged in it fails the call, since
+	// nothing can commit it. It is also set by the environment variable
+	// [DisableEnv] ("true" or "1"). [New] logs a disabled Guard at level
+	// Error, and refuses to build one inside a Lambda execution environment
+	// (where AWS_LAMBDA_FUNCTION_NAME is set, the Runtime Interface Emulator
+	// included): a deployed function always runs with idempotency, whatever
+	// its configuration says. Default false.
+	Disabled bool
+
+	// Getenv reads the environment, for [DisableEnv] and the Lambda marker.
+	// Default os.Getenv.
+	Getenv func(string) string
 }
 
 // Guard makes operations idempotent with a [Store]. It is safe for
@@ -206,6 +221,9 @@ func New(store Store, optFns ...func(*Options)) (*Guard, error) {
 		fn(&o)
 	}
 	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
+	if err := o.applyDisable(); err != nil {
 		return nil, err
 	}
 	return &Guard{store: store, opts: o, cache: newCache(o.CacheSize), waiters: waiters{n: map[string]int{}}}, nil
