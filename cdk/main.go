@@ -7,7 +7,7 @@
 //	go run . [-o cdk.out] [-c key=value ...]
 //
 // The context keys are listed in package stacks (paymentsZip, ordersZip,
-// jwtIssuer, jwtAudience, paymentsTtl, destroyTables, arch, httpApi). The output folder is
+// jwtIssuer, jwtAudience, paymentsTtl, destroyTables, arch, httpApi, publicApi). The output folder is
 // CDK_OUTDIR when the CLI sets it, else -o (default cdk.out).
 package main
 

@@ -9,7 +9,10 @@
 //	table, err := lambdaidemcdk.NewTable(stack, "Idempotency", nil)
 //	if err != nil { ... }
 //	// An HTTP function: completed keys are remembered for 24 hours.
-//	if err := table.GrantTo(httpFn, 24*time.Hour); err != nil { ... }
+//	if _, err := table.Bind(httpFn, 24*time.Hour); err != nil { ... }
+//	// Its handler stages a Put and an Update on the payments table.
+//	if _, err := lambdaidemcdk.GrantStagedWrites(httpFn, paymentsTable,
+//		lambdaidemcdk.StagedPut, lambdaidemcdk.StagedUpdate); err != nil { ... }
 //
 //	// A queue consumer: the retry horizon (and so the TTL) follows from the
 //	// queue's settings, and settings that would break the guarantee are refused.
@@ -18,28 +21,50 @@
 //		Table:    table,
 //	})
 //
+// Every constructor and binder checks its props before it creates anything and
+// returns an error (never a panic from inside the CDK): a refused call leaves the
+// scope unchanged.
+//
 // # The table
 //
 // [NewTable] creates the record table with the schema the DynamoDB store and
 // Powertools for AWS Lambda use: partition key "id" (String), an optional String
 // sort key, TTL on the Number attribute "expiration", on-demand billing,
 // point-in-time recovery, AWS-owned encryption unless a customer-managed KMS key is
-// given, and RemovalPolicy RETAIN: a deleted stack must not forget which
-// operations already ran.
+// given, deletion protection, and RemovalPolicy RETAIN: a deleted stack must not
+// forget which operations already ran. [TableProps.V2] makes it an
+// awsdynamodb.TableV2, to which Regions can be added later; [GlobalTableProps]
+// says which global-table mode the store supports (multi-Region eventual
+// consistency with every key homed in one Region) and why multi-Region strong
+// consistency is refused.
 //
-// # The grant
+// An existing table is adopted with [FromTableName], [FromTableArn] or
+// [FromTable], naming its attributes ([Attributes]): a team moving from
+// Powertools keeps its table.
 //
-// [Table.GrantTo] gives one function exactly the actions the store calls
-// (dynamodb:GetItem, dynamodb:PutItem, dynamodb:UpdateItem, dynamodb:DeleteItem) on
-// exactly the table's ARN, and sets the environment the examples read:
-// IDEMPOTENCY_TABLE (the table name) and IDEMPOTENCY_TTL (the retry horizon as a Go
-// duration string, such as "24h0m0s").
+// # The grants
+//
+// [Table.GrantStore] gives any IGrantable (a function, an alias, an ECS task
+// role, a state machine) exactly the actions the store calls ([StoreActions]) on
+// exactly the table's ARN, and returns the awsiam.Grant. [Table.Bind] does that
+// for a function and also sets the environment the store needs to match the
+// table ([Table.Environment]: IDEMPOTENCY_TABLE, IDEMPOTENCY_TTL,
+// IDEMPOTENCY_KEY_ATTR, IDEMPOTENCY_EXPIRATION_ATTR, and for a sort key
+// IDEMPOTENCY_SORT_KEY_ATTR and IDEMPOTENCY_SORT_KEY_VALUE); a function reads one
+// idempotency table, so a second Bind is refused with [ErrAlreadyBound].
+//
+// A handler's staged business writes commit in the same TransactWriteItems as
+// its record, and DynamoDB authorizes each item by its own action:
+// [GrantStagedWrites] grants exactly the kinds the handler stages (Put →
+// PutItem, Update → UpdateItem, Delete → DeleteItem, ConditionCheck →
+// ConditionCheckItem). A kind left out fails the whole transaction with
+// AccessDenied.
 //
 // # The SQS rules
 //
 // [NewQueueSource] wires a queue to a function with ReportBatchItemFailures and a
-// dead-letter queue, and enforces two rules at synthesis time by returning an
-// error:
+// dead-letter queue (maxReceiveCount 5 by default, AWS's guidance for Lambda),
+// and enforces two rules at synthesis time by returning an error:
 //
 //  1. The queue's visibility timeout is at least six times the function timeout
 //     plus the event source's maximum batching window (the AWS guidance for Lambda
@@ -49,6 +74,9 @@
 //     retention period and maxReceiveCount × visibility timeout: any redelivery of
 //     a message happens within that time of its first delivery, so a record that
 //     lives that long still catches it.
+//
+// Batch sizes, batching windows and FIFO combinations the event source would
+// refuse are errors too.
 //
 // # The stream rules
 //

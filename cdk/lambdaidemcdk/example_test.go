@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
@@ -13,8 +14,9 @@ import (
 	"github.com/lambdaidem/lambdaidem/cdk/lambdaidemcdk"
 )
 
-// An HTTP function remembers completed keys for the horizon its clients retry in.
-func ExampleTable_GrantTo() {
+// An HTTP function remembers completed keys for the horizon its clients retry
+// in, and may stage exactly the writes its handler stages on its business table.
+func ExampleTable_Bind() {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Payments"), nil)
 	artifacts := awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("my-artifacts"))
@@ -29,11 +31,43 @@ func ExampleTable_GrantTo() {
 	if err != nil {
 		panic(err)
 	}
-	if err := table.GrantTo(fn, 24*time.Hour); err != nil {
+	if _, err := table.Bind(fn, 24*time.Hour); err != nil {
 		panic(err)
 	}
+	payments := awsdynamodb.Table_FromTableName(stack, jsii.String("PaymentsTable"), jsii.String("payments"))
+	if _, err := lambdaidemcdk.GrantStagedWrites(fn, payments, lambdaidemcdk.StagedPut, lambdaidemcdk.StagedUpdate); err != nil {
+		panic(err)
+	}
+
+	other, err := lambdaidemcdk.NewTable(stack, "Other", nil)
+	if err != nil {
+		panic(err)
+	}
+	_, err = other.Bind(fn, time.Hour)
+	fmt.Println(errors.Is(err, lambdaidemcdk.ErrAlreadyBound))
 	fmt.Println(lambdaidemcdk.StoreActions())
-	// Output: [dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem dynamodb:DeleteItem]
+	// Output:
+	// true
+	// [dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem dynamodb:DeleteItem]
+}
+
+// A team moving from Powertools for AWS Lambda keeps its table.
+func ExampleFromTableName() {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Orders"), nil)
+	table, err := lambdaidemcdk.FromTableName(stack, "Idempotency", "IdempotencyTable", &lambdaidemcdk.AdoptProps{
+		// Powertools' defaults; name the attributes it was configured with.
+		Attributes: lambdaidemcdk.Attributes{PartitionKey: "id", TimeToLiveAttribute: "expiration"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	env, err := table.Environment(96 * time.Hour)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(*env[lambdaidemcdk.EnvTable], *env[lambdaidemcdk.EnvKeyAttr], *env[lambdaidemcdk.EnvExpirationAttr], *env[lambdaidemcdk.EnvTTL])
+	// Output: IdempotencyTable id expiration 96h0m0s
 }
 
 // A queue consumer gets its TTL from the queue, and unsafe settings are refused.

@@ -2,6 +2,7 @@ package lambdaidemcdk
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -15,8 +16,14 @@ import (
 // Defaults and limits of [NewQueueSource].
 const (
 	// DefaultMaxReceiveCount is how many times a message is received before SQS
-	// moves it to the dead-letter queue.
-	DefaultMaxReceiveCount = 3
+	// moves it to the dead-letter queue. AWS recommends at least 5 for a queue
+	// that feeds Lambda ("Set the maxReceiveCount on the source queue's redrive
+	// policy to at least 5. This improves the chances of messages being
+	// processed before reaching the DLQ": AWS Lambda operator guide,
+	// "Understanding SQS retries"): throttling alone returns messages to the
+	// queue and counts receives, so a lower count can dead-letter messages that
+	// never ran.
+	DefaultMaxReceiveCount = 5
 	// DefaultRetentionPeriod is the source queue's retention (SQS's own default).
 	DefaultRetentionPeriod = 4 * 24 * time.Hour
 	// DefaultDeadLetterRetention is the dead-letter queue's retention (the SQS
@@ -26,10 +33,21 @@ const (
 	// timeout to the function timeout (AWS guidance for SQS event sources).
 	VisibilityTimeoutFactor = 6
 	// defaultFunctionTimeout is Lambda's timeout when none is configured.
+	// MaxBatchingWindow is the longest batching window of an SQS event source
+	// (Lambda's MaximumBatchingWindowInSeconds, 300 s).
+	MaxBatchingWindow = 5 * time.Minute
+	// MaxBatchSizeWithoutWindow is the largest batch size of an SQS event
+	// source without a batching window, and of a FIFO queue.
+	MaxBatchSizeWithoutWindow = 10
+	// MaxBatchSize is the largest batch size of a standard queue's event
+	// source with a batching window.
+	MaxBatchSize = 10000
+
 	defaultFunctionTimeout = 3 * time.Second
 	maxVisibilityTimeout   = 12 * time.Hour
 	minRetentionPeriod     = time.Minute
 	maxRetentionPeriod     = 14 * 24 * time.Hour
+	maxQueueNameLength     = 80
 )
 
 // MinVisibilityTimeout returns the shortest visibility timeout [NewQueueSource]
@@ -62,12 +80,21 @@ type QueueSourceProps struct {
 	// Function consumes the queue. Its handler should return
 	// events.SQSEventResponse (the lambdaidem sqsbatch adapter does).
 	Function awslambda.Function
-	// Table is the idempotency table; the function is granted its use with
-	// [Table.GrantTo] and the TTL below.
+	// Table is the idempotency table; it is bound to the function with
+	// [Table.Bind] and the TTL below, so the function must not be bound yet.
 	Table *Table
 	// QueueName is the physical name of the source queue; the dead-letter queue
-	// gets the same name with "-dlq" appended. Default: generated names.
+	// gets the same name with "-dlq" appended (before ".fifo" for a FIFO
+	// queue, whose names end in ".fifo", added if missing). Letters, digits,
+	// '-' and '_', and the names at most 80 characters. Default: generated
+	// names.
 	QueueName string
+	// FIFO makes both queues FIFO queues. The event source then takes batches
+	// of at most 10 and no batching window (Lambda's limits for FIFO
+	// sources), and the function's handler must keep a message group's order
+	// (the lambdaidem sqsbatch adapter does). Senders give each message a
+	// MessageDeduplicationId. Default: standard queues.
+	FIFO bool
 	// VisibilityTimeout of the source queue, in whole seconds, at most 12 hours.
 	// Default [MinVisibilityTimeout] of the function timeout and batching window;
 	// a smaller value is refused with [ErrVisibilityTimeoutTooShort].
@@ -76,15 +103,18 @@ type QueueSourceProps struct {
 	// days. Default [DefaultRetentionPeriod] (4 days).
 	RetentionPeriod time.Duration
 	// MaxReceiveCount is the number of receives before a message moves to the
-	// dead-letter queue, 1 to 1000. Default [DefaultMaxReceiveCount] (3).
+	// dead-letter queue, 1 to 1000. Default [DefaultMaxReceiveCount] (5, AWS's
+	// guidance for Lambda; a lower value is accepted when set explicitly).
 	MaxReceiveCount int
 	// DeadLetterRetention is the dead-letter queue's retention. Default
 	// [DefaultDeadLetterRetention] (14 days).
 	DeadLetterRetention time.Duration
-	// BatchSize is the largest batch handed to one invocation. Default: the
-	// event source's default (10).
+	// BatchSize is the largest batch handed to one invocation: 1 to 10
+	// without a batching window or on a FIFO queue, 1 to 10000 with a window.
+	// Default: the event source's default (10).
 	BatchSize int
-	// MaxBatchingWindow is how long the poller may gather a batch. Default: none.
+	// MaxBatchingWindow is how long the poller may gather a batch, whole
+	// seconds up to 5 minutes; not on a FIFO queue. Default: none.
 	MaxBatchingWindow time.Duration
 	// TTL is the idempotency retry horizon set as the function's IDEMPOTENCY_TTL.
 	// Default: the queue's [RetryHorizon]; a shorter value is refused with
@@ -113,17 +143,21 @@ type QueueSource struct {
 
 // NewQueueSource creates, in a construct scope/id, a source queue ("Queue") and
 // its dead-letter queue ("DeadLetterQueue"), feeds the queue to props.Function
-// through an event source mapping with ReportBatchItemFailures, and grants the
-// function props.Table with the TTL. It refuses, by returning an error and
-// creating nothing, a setup that breaks at-most-once effects:
+// through an event source mapping with ReportBatchItemFailures, and binds
+// props.Table to the function with the TTL ([Table.Bind]). It refuses, by
+// returning an error and creating nothing, a setup that breaks at-most-once
+// effects:
 //
 //   - a VisibilityTimeout below [MinVisibilityTimeout] (six times the function
 //     timeout plus the batching window): [ErrVisibilityTimeoutTooShort];
 //   - a TTL below the queue's [RetryHorizon] (the larger of the retention period
-//     and MaxReceiveCount × VisibilityTimeout): [ErrTTLShorterThanHorizon].
+//     and MaxReceiveCount × VisibilityTimeout): [ErrTTLShorterThanHorizon];
+//   - a function already bound to an idempotency table: [ErrAlreadyBound].
 //
-// Out-of-range settings and a function timeout that is not known at synthesis
-// time (a token) are refused with [ErrInvalidProps].
+// Out-of-range settings (batch size, batching window, a FIFO queue with a
+// window or batches over 10, retention, maxReceiveCount, queue names) and a
+// function timeout that is not known at synthesis time (a token) are refused
+// with [ErrInvalidProps]. Every check runs before anything is created.
 func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProps) (*QueueSource, error) {
 	p := props
 	if p.Function == nil || p.Table == nil {
@@ -141,6 +175,13 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 	}
 	if p.MaxReceiveCount == 0 {
 		p.MaxReceiveCount = DefaultMaxReceiveCount
+	}
+	if err := p.checkBatching(); err != nil {
+		return nil, err
+	}
+	queueName, dlqName, err := p.queueNames()
+	if err != nil {
+		return nil, err
 	}
 	minVisibility := MinVisibilityTimeout(fnTimeout, p.MaxBatchingWindow)
 	if p.VisibilityTimeout == 0 {
@@ -178,6 +219,9 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 			ErrTTLShorterThanHorizon, p.TTL, horizon, p.RetentionPeriod, p.MaxReceiveCount,
 			p.VisibilityTimeout, horizon)
 	}
+	if _, err := p.Table.checkBind(p.Function, p.TTL); err != nil {
+		return nil, err
+	}
 
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	dlqProps := &awssqs.QueueProps{
@@ -189,9 +233,11 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 		RetentionPeriod:   seconds(p.RetentionPeriod),
 		EnforceSSL:        jsii.Bool(true),
 	}
-	if p.QueueName != "" {
-		queueProps.QueueName = jsii.String(p.QueueName)
-		dlqProps.QueueName = jsii.String(p.QueueName + "-dlq")
+	if p.FIFO {
+		queueProps.Fifo, dlqProps.Fifo = jsii.Bool(true), jsii.Bool(true)
+	}
+	if queueName != "" {
+		queueProps.QueueName, dlqProps.QueueName = jsii.String(queueName), jsii.String(dlqName)
 	}
 	dlq := awssqs.NewQueue(c, jsii.String("DeadLetterQueue"), dlqProps)
 	queueProps.DeadLetterQueue = &awssqs.DeadLetterQueue{
@@ -211,7 +257,8 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 	}
 	src := awslambdaeventsources.NewSqsEventSource(queue, srcProps)
 	p.Function.AddEventSource(src)
-	if err := p.Table.GrantTo(p.Function, p.TTL); err != nil {
+	if _, err := p.Table.Bind(p.Function, p.TTL); err != nil {
+		// Unreachable: checkBind above accepted the same arguments.
 		return nil, err
 	}
 	return &QueueSource{
@@ -223,6 +270,60 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 		Horizon:           horizon,
 		TTL:               p.TTL,
 	}, nil
+}
+
+// checkBatching refuses a batch size or batching window Lambda (and CDK's
+// SqsEventSource, which would throw) refuses: see [MaxBatchSize],
+// [MaxBatchSizeWithoutWindow], [MaxBatchingWindow].
+func (p QueueSourceProps) checkBatching() error {
+	if p.MaxBatchingWindow != 0 {
+		if p.FIFO {
+			return fmt.Errorf("%w: MaxBatchingWindow %v: a FIFO queue's event source has no batching window",
+				ErrInvalidProps, p.MaxBatchingWindow)
+		}
+		if err := checkSeconds("MaxBatchingWindow", p.MaxBatchingWindow, time.Second, MaxBatchingWindow); err != nil {
+			return err
+		}
+	}
+	if p.BatchSize == 0 {
+		return nil
+	}
+	limit, why := MaxBatchSize, "with a batching window"
+	switch {
+	case p.FIFO:
+		limit, why = MaxBatchSizeWithoutWindow, "on a FIFO queue"
+	case p.MaxBatchingWindow == 0:
+		limit, why = MaxBatchSizeWithoutWindow, "without a batching window (set MaxBatchingWindow for larger batches)"
+	}
+	if p.BatchSize < 1 || p.BatchSize > limit {
+		return fmt.Errorf("%w: BatchSize %d must be from 1 to %d %s", ErrInvalidProps, p.BatchSize, limit, why)
+	}
+	return nil
+}
+
+// queueNames returns the physical names of the source and dead-letter queues
+// ("" for generated names), refusing names SQS would refuse.
+func (p QueueSourceProps) queueNames() (queue, dlq string, err error) {
+	if p.QueueName == "" {
+		return "", "", nil
+	}
+	base, suffix := strings.TrimSuffix(p.QueueName, ".fifo"), ""
+	if p.FIFO {
+		suffix = ".fifo"
+	} else if base != p.QueueName {
+		return "", "", fmt.Errorf("%w: QueueName %q ends in .fifo but FIFO is not set", ErrInvalidProps, p.QueueName)
+	}
+	for _, r := range base {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return "", "", fmt.Errorf("%w: QueueName %q may hold only letters, digits, '-' and '_'", ErrInvalidProps, p.QueueName)
+		}
+	}
+	queue, dlq = base+suffix, base+"-dlq"+suffix
+	if len(dlq) > maxQueueNameLength {
+		return "", "", fmt.Errorf("%w: QueueName %q is too long: the dead-letter queue's name %q must be at most %d characters",
+			ErrInvalidProps, p.QueueName, dlq, maxQueueNameLength)
+	}
+	return queue, dlq, nil
 }
 
 // functionTimeout returns fn's configured timeout, or Lambda's default.

@@ -2,9 +2,11 @@ package lambdaidemcdk_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -56,11 +58,11 @@ func TestNewQueueSourceWiresQueueDLQAndFunction(t *testing.T) {
 		ttlEnv          string
 	}{
 		{
-			name:            "defaults: 6x timeout, 4-day retention, 3 receives, TTL = horizon",
+			name:            "defaults: 6x timeout, 4-day retention, 5 receives, TTL = horizon",
 			fnTimeout:       30 * time.Second,
 			visibility:      180,
 			retention:       345600,
-			maxReceiveCount: 3,
+			maxReceiveCount: 5,
 			horizon:         96 * time.Hour,
 			ttlEnv:          "96h0m0s",
 		},
@@ -69,7 +71,7 @@ func TestNewQueueSourceWiresQueueDLQAndFunction(t *testing.T) {
 			props:           lambdaidemcdk.QueueSourceProps{MaxBatchingWindow: 5 * time.Second},
 			visibility:      23,
 			retention:       345600,
-			maxReceiveCount: 3,
+			maxReceiveCount: 5,
 			horizon:         96 * time.Hour,
 			ttlEnv:          "96h0m0s",
 		},
@@ -91,13 +93,7 @@ func TestNewQueueSourceWiresQueueDLQAndFunction(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stack := newStack(t)
-			table, err := lambdaidemcdk.NewTable(stack, "Idem", nil)
-			require.NoError(t, err)
-			props := tt.props
-			props.Function = newFunction(t, stack, "Fn", tt.fnTimeout)
-			props.Table = table
-			src, err := lambdaidemcdk.NewQueueSource(stack, "Orders", props)
+			stack, src, err := newQueueSource(t, tt.fnTimeout, tt.props)
 			require.NoError(t, err)
 			assert.Equal(t, tt.horizon, src.Horizon)
 
@@ -160,7 +156,7 @@ func TestNewQueueSourceRefusesUnsafeSettings(t *testing.T) {
 			props:     lambdaidemcdk.QueueSourceProps{TTL: 24 * time.Hour},
 			wantErr:   lambdaidemcdk.ErrTTLShorterThanHorizon,
 			wantMsg: "lambdaidemcdk: idempotency TTL shorter than the retry horizon: TTL 24h0m0s is shorter than " +
-				"the queue's retry horizon 96h0m0s (the larger of retention period 96h0m0s and maxReceiveCount 3 × " +
+				"the queue's retry horizon 96h0m0s (the larger of retention period 96h0m0s and maxReceiveCount 5 × " +
 				"visibility timeout 3m0s); a redelivery after the record expires would run the operation again: " +
 				"set TTL to at least 96h0m0s or shorten the retention period",
 		},
@@ -194,14 +190,7 @@ func TestNewQueueSourceRefusesUnsafeSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stack := newStack(t)
-			table, err := lambdaidemcdk.NewTable(stack, "Idem", nil)
-			require.NoError(t, err)
-			props := tt.props
-			props.Function = newFunction(t, stack, "Fn", tt.fnTimeout)
-			props.Table = table
-
-			src, err := lambdaidemcdk.NewQueueSource(stack, "Orders", props)
+			stack, src, err := newQueueSource(t, tt.fnTimeout, tt.props)
 			require.ErrorIs(t, err, tt.wantErr)
 			assert.Nil(t, src)
 			if tt.wantMsg != "" {
@@ -223,4 +212,119 @@ func TestNewQueueSourceNeedsAFunctionAndATable(t *testing.T) {
 		_, err := lambdaidemcdk.NewQueueSource(stack, fmt.Sprint("Q", i), props)
 		assert.ErrorIs(t, err, lambdaidemcdk.ErrInvalidProps)
 	}
+}
+
+// Every rule CDK's SqsEventSource or SQS would enforce by throwing (after the
+// queues exist) is checked first and returned as an error, creating nothing.
+func TestNewQueueSourceRefusesOutOfRangeBatchingAndFIFOSettings(t *testing.T) {
+	tests := []struct {
+		name  string
+		props lambdaidemcdk.QueueSourceProps
+		msg   string
+	}{
+		{"batch size 50 without a batching window", lambdaidemcdk.QueueSourceProps{BatchSize: 50},
+			"BatchSize 50 must be from 1 to 10 without a batching window"},
+		{"batch size over 10000 with a window", lambdaidemcdk.QueueSourceProps{BatchSize: 10001, MaxBatchingWindow: time.Second, VisibilityTimeout: time.Hour},
+			"BatchSize 10001 must be from 1 to 10000 with a batching window"},
+		{"a negative batch size", lambdaidemcdk.QueueSourceProps{BatchSize: -1}, "BatchSize -1 must be from 1 to 10"},
+		{"a 10-minute batching window", lambdaidemcdk.QueueSourceProps{MaxBatchingWindow: 10 * time.Minute, VisibilityTimeout: time.Hour},
+			"MaxBatchingWindow 10m0s must be whole seconds from 1s to 5m0s"},
+		{"a batching window in fractions of a second", lambdaidemcdk.QueueSourceProps{MaxBatchingWindow: 1500 * time.Millisecond},
+			"MaxBatchingWindow 1.5s must be whole seconds"},
+		{"a negative batching window", lambdaidemcdk.QueueSourceProps{MaxBatchingWindow: -time.Second}, "MaxBatchingWindow -1s"},
+		{"FIFO with a batching window", lambdaidemcdk.QueueSourceProps{FIFO: true, MaxBatchingWindow: 5 * time.Second},
+			"a FIFO queue's event source has no batching window"},
+		{"FIFO with batches over 10", lambdaidemcdk.QueueSourceProps{FIFO: true, BatchSize: 11}, "BatchSize 11 must be from 1 to 10 on a FIFO queue"},
+		{"a .fifo name on a standard queue", lambdaidemcdk.QueueSourceProps{QueueName: "orders.fifo"}, "ends in .fifo but FIFO is not set"},
+		{"a queue name with a dot", lambdaidemcdk.QueueSourceProps{QueueName: "orders.v2"}, "may hold only letters, digits"},
+		{"a queue name too long for its DLQ", lambdaidemcdk.QueueSourceProps{QueueName: strings.Repeat("q", 77)}, "must be at most 80 characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stack, src, err := newQueueSource(t, 0, tt.props)
+			require.ErrorIs(t, err, lambdaidemcdk.ErrInvalidProps)
+			assert.Nil(t, src)
+			assert.Contains(t, err.Error(), tt.msg)
+			tmpl := cdktest.Synth(t, stack)
+			assert.Empty(t, tmpl.OfType("AWS::SQS::Queue"), "a refused source creates nothing")
+			assert.Empty(t, tmpl.OfType("AWS::Lambda::EventSourceMapping"))
+			assert.Empty(t, tmpl.Statements())
+		})
+	}
+}
+
+func TestNewQueueSourceRefusesAFunctionAlreadyBoundAndCreatesNothing(t *testing.T) {
+	stack := newStack(t)
+	table, err := lambdaidemcdk.NewTable(stack, "Idem", nil)
+	require.NoError(t, err)
+	fn := newFunction(t, stack, "Fn", 0)
+	_, err = table.Bind(fn, 24*time.Hour)
+	require.NoError(t, err)
+
+	_, err = lambdaidemcdk.NewQueueSource(stack, "Orders", lambdaidemcdk.QueueSourceProps{Function: fn, Table: table})
+	require.ErrorIs(t, err, lambdaidemcdk.ErrAlreadyBound)
+	tmpl := cdktest.Synth(t, stack)
+	assert.Empty(t, tmpl.OfType("AWS::SQS::Queue"))
+	assert.Empty(t, tmpl.OfType("AWS::Lambda::EventSourceMapping"))
+}
+
+func TestNewQueueSourceLimitsThatAreAccepted(t *testing.T) {
+	tests := []struct {
+		name        string
+		props       lambdaidemcdk.QueueSourceProps
+		wantBatch   any
+		wantWindow  any
+		wantFIFO    bool
+		queueName   string
+		dlqName     string
+		wantVisible float64
+	}{
+		{name: "batch size 10 without a window", props: lambdaidemcdk.QueueSourceProps{BatchSize: 10},
+			wantBatch: float64(10), wantVisible: 18},
+		{name: "batch size 10000 with a 5-minute window", props: lambdaidemcdk.QueueSourceProps{BatchSize: 10000, MaxBatchingWindow: 5 * time.Minute},
+			wantBatch: float64(10000), wantWindow: float64(300), wantVisible: 318},
+		{name: "FIFO with named queues", props: lambdaidemcdk.QueueSourceProps{FIFO: true, BatchSize: 10, QueueName: "orders"},
+			wantBatch: float64(10), wantFIFO: true, queueName: "orders.fifo", dlqName: "orders-dlq.fifo", wantVisible: 18},
+		{name: "FIFO named with its suffix", props: lambdaidemcdk.QueueSourceProps{FIFO: true, QueueName: "orders.fifo"},
+			wantFIFO: true, queueName: "orders.fifo", dlqName: "orders-dlq.fifo", wantVisible: 18},
+		{name: "a standard queue named", props: lambdaidemcdk.QueueSourceProps{QueueName: "orders_v2"},
+			queueName: "orders_v2", dlqName: "orders_v2-dlq", wantVisible: 18},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stack, _, err := newQueueSource(t, 0, tt.props)
+			require.NoError(t, err)
+
+			tmpl := cdktest.Synth(t, stack)
+			queue := tmpl.One(t, "AWS::SQS::Queue", "OrdersQueue").Properties
+			dlq := tmpl.One(t, "AWS::SQS::Queue", "OrdersDeadLetterQueue").Properties
+			mapping := tmpl.One(t, "AWS::Lambda::EventSourceMapping", "Fn").Properties
+			assert.Equal(t, tt.wantBatch, mapping["BatchSize"])
+			assert.Equal(t, tt.wantWindow, mapping["MaximumBatchingWindowInSeconds"])
+			assert.Equal(t, tt.wantVisible, queue["VisibilityTimeout"])
+			if tt.wantFIFO {
+				assert.Equal(t, true, queue["FifoQueue"])
+				assert.Equal(t, true, dlq["FifoQueue"], "a FIFO queue's DLQ is FIFO")
+			} else {
+				assert.NotContains(t, queue, "FifoQueue")
+			}
+			if tt.queueName != "" {
+				assert.Equal(t, tt.queueName, queue["QueueName"])
+				assert.Equal(t, tt.dlqName, dlq["QueueName"])
+			}
+		})
+	}
+}
+
+// newQueueSource calls NewQueueSource in a new stack with props, a new
+// function with fnTimeout (0: Lambda's default) and a new table "Idem".
+func newQueueSource(t *testing.T, fnTimeout time.Duration, props lambdaidemcdk.QueueSourceProps) (awscdk.Stack, *lambdaidemcdk.QueueSource, error) {
+	t.Helper()
+	stack := newStack(t)
+	table, err := lambdaidemcdk.NewTable(stack, "Idem", nil)
+	require.NoError(t, err)
+	props.Function = newFunction(t, stack, "Fn", fnTimeout)
+	props.Table = table
+	src, err := lambdaidemcdk.NewQueueSource(stack, "Orders", props)
+	return stack, src, err
 }

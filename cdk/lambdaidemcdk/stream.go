@@ -63,8 +63,8 @@ type StreamSourceProps struct {
 	// Function consumes the stream. Its handler should answer with the
 	// partial batch response (the lambdaidem streambatch adapter does).
 	Function awslambda.Function
-	// Table is the idempotency table; the function is granted its use with
-	// [Table.GrantTo] and the TTL below.
+	// Table is the idempotency table; it is bound to the function with
+	// [Table.Bind] and the TTL below, so the function must not be bound yet.
 	Table *Table
 
 	// Stream is a Kinesis data stream to read.
@@ -131,8 +131,8 @@ type StreamSource struct {
 // the shard resumes there), BisectBatchOnFunctionError (a batch whose
 // invocation failed is split in two and retried, without counting against
 // the retry attempts), bounded retry attempts, the maximum record age if
-// set, and an on-failure destination; and it grants the function
-// props.Table with the TTL.
+// set, and an on-failure destination; and it binds props.Table to the
+// function with the TTL ([Table.Bind]).
 //
 // It refuses, by returning an error and creating nothing:
 //
@@ -140,7 +140,8 @@ type StreamSource struct {
 //     maximum record age if shorter): [ErrTTLShorterThanHorizon];
 //   - neither or both of Stream and DynamoDBTable, a table without a stream,
 //     a Kinesis stream without StreamRetention or MaxRecordAge, and
-//     settings out of the mapping's ranges: [ErrInvalidProps].
+//     settings out of the mapping's ranges: [ErrInvalidProps];
+//   - a function already bound to an idempotency table: [ErrAlreadyBound].
 func NewStreamSource(scope constructs.Construct, id string, props StreamSourceProps) (*StreamSource, error) {
 	p := props
 	if err := p.validate(); err != nil {
@@ -160,6 +161,9 @@ func NewStreamSource(scope constructs.Construct, id string, props StreamSourcePr
 			"Lambda may send a record again until then, and a retry after the record expires would run the operation again: "+
 			"set TTL to at least %v or set a shorter MaxRecordAge",
 			ErrTTLShorterThanHorizon, p.TTL, horizon, retention, p.MaxRecordAge, horizon)
+	}
+	if _, err := p.Table.checkBind(p.Function, p.TTL); err != nil {
+		return nil, err
 	}
 
 	c := constructs.NewConstruct(scope, jsii.String(id))
@@ -200,7 +204,8 @@ func NewStreamSource(scope constructs.Construct, id string, props StreamSourcePr
 		})
 	}
 	p.Function.AddEventSource(src.EventSource)
-	if err := p.Table.GrantTo(p.Function, p.TTL); err != nil {
+	if _, err := p.Table.Bind(p.Function, p.TTL); err != nil {
+		// Unreachable: checkBind above accepted the same arguments.
 		return nil, err
 	}
 	return src, nil

@@ -58,16 +58,17 @@ func TestNewTableSchema(t *testing.T) {
 		},
 		{
 			name:      "optional String sort key",
-			props:     &lambdaidemcdk.TableProps{SortKey: "sk"},
+			props:     &lambdaidemcdk.TableProps{Attributes: lambdaidemcdk.Attributes{SortKey: "sk"}},
 			keySchema: []any{key("id", "HASH"), key("sk", "RANGE")},
 			attrs:     []any{attr("id"), attr("sk")},
 			ttl:       "expiration",
 			retention: "Retain",
 		},
 		{
-			name: "renamed attributes, removal policy DESTROY",
+			name: "renamed attributes, removal policy DESTROY without deletion protection",
 			props: &lambdaidemcdk.TableProps{
-				PartitionKey: "pk", TimeToLiveAttribute: "ttl", RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+				Attributes:    lambdaidemcdk.Attributes{PartitionKey: "pk", TimeToLiveAttribute: "ttl"},
+				RemovalPolicy: awscdk.RemovalPolicy_DESTROY, NoDeletionProtection: true,
 			},
 			keySchema: []any{key("pk", "HASH")},
 			attrs:     []any{attr("pk")},
@@ -89,6 +90,7 @@ func TestNewTableSchema(t *testing.T) {
 			assert.Equal(t, "PAY_PER_REQUEST", p["BillingMode"])
 			assert.Equal(t, map[string]any{"PointInTimeRecoveryEnabled": true}, p["PointInTimeRecoverySpecification"])
 			assert.Equal(t, map[string]any{"SSEEnabled": false}, p["SSESpecification"], "AWS-owned key")
+			assert.Equal(t, tt.retention == "Retain", p["DeletionProtectionEnabled"], "deletion protection unless DESTROY")
 			assert.Equal(t, tt.retention, table.DeletionPolicy)
 			assert.Equal(t, tt.retention, table.UpdateReplace)
 		})
@@ -111,79 +113,27 @@ func TestNewTableCustomerManagedKey(t *testing.T) {
 	}, table.Properties["SSESpecification"])
 }
 
-func TestNewTableRefusesCollidingAttributeNames(t *testing.T) {
-	tests := map[string]*lambdaidemcdk.TableProps{
-		"sort key is the partition key":  {SortKey: "id"},
-		"TTL attribute is the partition": {TimeToLiveAttribute: "id"},
-		"TTL attribute is the sort key":  {SortKey: "sk", TimeToLiveAttribute: "sk"},
+func TestNewTableRefusesPropsThatCannotWork(t *testing.T) {
+	tests := map[string]struct {
+		props *lambdaidemcdk.TableProps
+		msg   string
+	}{
+		"sort key is the partition key":  {&lambdaidemcdk.TableProps{Attributes: lambdaidemcdk.Attributes{SortKey: "id"}}, `sort key "id" is also the partition key`},
+		"TTL attribute is the partition": {&lambdaidemcdk.TableProps{Attributes: lambdaidemcdk.Attributes{TimeToLiveAttribute: "id"}}, `TTL attribute "id" is also a key attribute`},
+		"TTL attribute is the sort key":  {&lambdaidemcdk.TableProps{Attributes: lambdaidemcdk.Attributes{SortKey: "sk", TimeToLiveAttribute: "sk"}}, `TTL attribute "sk" is also a key attribute`},
+		"DESTROY with deletion protection": {&lambdaidemcdk.TableProps{RemovalPolicy: awscdk.RemovalPolicy_DESTROY},
+			"RemovalPolicy DESTROY cannot delete a table with deletion protection"},
+		"table name too short":     {&lambdaidemcdk.TableProps{TableName: "ab"}, `table name "ab" must be 3 to 255 characters`},
+		"table name with a slash":  {&lambdaidemcdk.TableProps{TableName: "idem/records"}, `table name "idem/records" may hold only`},
+		"replicas without TableV2": {&lambdaidemcdk.TableProps{Global: &lambdaidemcdk.GlobalTableProps{Replicas: []string{"us-west-2"}, HomeRegionRouting: true}}, "needs V2"},
 	}
-	for name, props := range tests {
+	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := lambdaidemcdk.NewTable(newStack(t), "Idem", props)
-			assert.ErrorIs(t, err, lambdaidemcdk.ErrInvalidProps)
-		})
-	}
-}
-
-func TestGrantToGivesExactlyTheStoreActionsOnTheTable(t *testing.T) {
-	stack := newStack(t)
-	table, err := lambdaidemcdk.NewTable(stack, "Idem", nil)
-	require.NoError(t, err)
-	fn := newFunction(t, stack, "Fn", 10*time.Second)
-	require.NoError(t, table.GrantTo(fn, 24*time.Hour))
-
-	tmpl := cdktest.Synth(t, stack)
-	tableID := tmpl.One(t, "AWS::DynamoDB::Table", "Idem").LogicalID
-	assert.Equal(t, []cdktest.Statement{{
-		Effect:    "Allow",
-		Actions:   []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
-		Resources: []any{cdktest.GetAtt(tableID, "Arn")},
-	}}, tmpl.Statements(), "one statement: the store's four actions on the table ARN alone (no index ARNs)")
-	assertNoWildcards(t, tmpl)
-
-	env := tmpl.One(t, "AWS::Lambda::Function", "Fn").Properties["Environment"]
-	assert.Equal(t, map[string]any{"Variables": map[string]any{
-		"IDEMPOTENCY_TABLE": cdktest.Ref(tableID),
-		"IDEMPOTENCY_TTL":   "24h0m0s",
-	}}, env)
-}
-
-func TestGrantToWithCustomerManagedKeyAlsoGrantsTheKey(t *testing.T) {
-	stack := newStack(t)
-	key := awskms.NewKey(stack, jsii.String("Key"), nil)
-	table, err := lambdaidemcdk.NewTable(stack, "Idem", &lambdaidemcdk.TableProps{EncryptionKey: key})
-	require.NoError(t, err)
-	fn := newFunction(t, stack, "Fn", 0)
-	require.NoError(t, table.GrantTo(fn, 90*time.Minute))
-
-	tmpl := cdktest.Synth(t, stack)
-	tableID := tmpl.One(t, "AWS::DynamoDB::Table", "Idem").LogicalID
-	keyID := tmpl.One(t, "AWS::KMS::Key", "Key").LogicalID
-	assert.Equal(t, []cdktest.Statement{
-		{
-			Effect:    "Allow",
-			Actions:   []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
-			Resources: []any{cdktest.GetAtt(tableID, "Arn")},
-		},
-		{
-			Effect:    "Allow",
-			Actions:   []string{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"},
-			Resources: []any{cdktest.GetAtt(keyID, "Arn")},
-		},
-	}, tmpl.Statements())
-	assertNoWildcards(t, tmpl)
-	vars := tmpl.One(t, "AWS::Lambda::Function", "Fn").Properties["Environment"].(map[string]any)["Variables"]
-	assert.Equal(t, "1h30m0s", vars.(map[string]any)["IDEMPOTENCY_TTL"])
-}
-
-func TestGrantToRefusesAHorizonBelowOneSecond(t *testing.T) {
-	for _, horizon := range []time.Duration{0, -time.Hour, 500 * time.Millisecond} {
-		t.Run(horizon.String(), func(t *testing.T) {
 			stack := newStack(t)
-			table, err := lambdaidemcdk.NewTable(stack, "Idem", nil)
-			require.NoError(t, err)
-			err = table.GrantTo(newFunction(t, stack, "Fn", 0), horizon)
-			assert.ErrorIs(t, err, lambdaidemcdk.ErrInvalidProps)
+			_, err := lambdaidemcdk.NewTable(stack, "Idem", tt.props)
+			require.ErrorIs(t, err, lambdaidemcdk.ErrInvalidProps)
+			assert.Contains(t, err.Error(), tt.msg)
+			assert.Empty(t, cdktest.Synth(t, stack).Resources, "a refused table creates nothing")
 		})
 	}
 }

@@ -34,6 +34,10 @@ const (
 	// through the Lambda Invoke API (output PaymentsFunctionName), as on
 	// LocalStack's community image, which has no API Gateway v2. Default true.
 	ContextHTTPAPI = "httpApi"
+	// ContextPublicAPI, "true", deploys the payments routes without an
+	// authorizer when no JWT issuer is configured (see
+	// [PaymentsProps.AllowUnauthenticated]). Default false: refused.
+	ContextPublicAPI = "publicApi"
 )
 
 // Defaults of [Config], relative to the cdk/ folder (the app's working
@@ -82,6 +86,9 @@ type Config struct {
 	// HTTPAPI puts the HTTP API in the payments stack ([ContextHTTPAPI]);
 	// default true.
 	HTTPAPI bool
+	// PublicAPI allows the payments routes without an authorizer
+	// ([ContextPublicAPI]); default false.
+	PublicAPI bool
 }
 
 // ConfigFromContext reads [Config] from node's context, applying the defaults.
@@ -160,6 +167,15 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 			return c, fmt.Errorf("context %q: %w", ContextDestroyTables, err)
 		}
 	}
+	public, err := str(ContextPublicAPI)
+	if err != nil {
+		return c, err
+	}
+	if public != "" {
+		if c.PublicAPI, err = strconv.ParseBool(public); err != nil {
+			return c, fmt.Errorf("context %q: %w", ContextPublicAPI, err)
+		}
+	}
 	httpAPI, err := str(ContextHTTPAPI)
 	if err != nil {
 		return c, err
@@ -184,14 +200,15 @@ func Build(app awscdk.App) error {
 		desc = "lambdaidem example: payments with idempotency (no HTTP API: invoke the function)"
 	}
 	if _, err := NewPaymentsStack(app, PaymentsStackID, PaymentsProps{
-		StackProps:    awscdk.StackProps{Description: strPtr(desc)},
-		CodeZip:       c.PaymentsZip,
-		Arch:          c.Arch,
-		NoHTTPAPI:     !c.HTTPAPI,
-		JWTIssuer:     c.JWTIssuer,
-		JWTAudience:   c.JWTAudience,
-		TTL:           c.PaymentsTTL,
-		DestroyTables: c.DestroyTables,
+		StackProps:           awscdk.StackProps{Description: strPtr(desc)},
+		CodeZip:              c.PaymentsZip,
+		Arch:                 c.Arch,
+		NoHTTPAPI:            !c.HTTPAPI,
+		JWTIssuer:            c.JWTIssuer,
+		JWTAudience:          c.JWTAudience,
+		AllowUnauthenticated: c.PublicAPI,
+		TTL:                  c.PaymentsTTL,
+		DestroyTables:        c.DestroyTables,
 	}); err != nil {
 		return err
 	}

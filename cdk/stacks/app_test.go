@@ -33,12 +33,12 @@ func TestConfigFromContext(t *testing.T) {
 			context: map[string]any{
 				"paymentsZip": "/tmp/p.zip", "ordersZip": "/tmp/o.zip",
 				"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments, admin",
-				"paymentsTtl": "48h", "destroyTables": "true", "arch": "amd64", "httpApi": "false",
+				"paymentsTtl": "48h", "destroyTables": "true", "arch": "amd64", "httpApi": "false", "publicApi": "true",
 			},
 			want: stacks.Config{
 				PaymentsZip: "/tmp/p.zip", OrdersZip: "/tmp/o.zip",
 				JWTIssuer: "https://issuer.example.com/", JWTAudience: []string{"payments", "admin"},
-				PaymentsTTL: 48 * time.Hour, DestroyTables: true, Arch: "amd64", HTTPAPI: false,
+				PaymentsTTL: 48 * time.Hour, DestroyTables: true, Arch: "amd64", HTTPAPI: false, PublicAPI: true,
 			},
 		},
 		{
@@ -74,6 +74,11 @@ func TestConfigFromContext(t *testing.T) {
 				PaymentsZip: "../build/api-gateway-arm64.zip", OrdersZip: "../build/sqs-arm64.zip",
 				JWTAudience: []string{"payments"}, Arch: "arm64",
 			},
+		},
+		{
+			name:    "publicApi that is not a boolean",
+			context: map[string]any{"publicApi": "yes please"},
+			wantErr: `context "publicApi": strconv.ParseBool: parsing "yes please": invalid syntax`,
 		},
 		{
 			name:    "a TTL that is not a Go duration",
@@ -134,9 +139,9 @@ func TestBuildAppliesArchAndHTTPAPIFromContext(t *testing.T) {
 		wantArch string
 		wantAPI  bool
 	}{
-		{name: "defaults", context: map[string]any{}, wantArch: "arm64", wantAPI: true},
-		{name: "arch arm64", context: map[string]any{"arch": "arm64"}, wantArch: "arm64", wantAPI: true},
-		{name: "arch amd64 (x86_64)", context: map[string]any{"arch": "amd64"}, wantArch: "x86_64", wantAPI: true},
+		{name: "defaults (a public API, opted out)", context: map[string]any{"publicApi": "true"}, wantArch: "arm64", wantAPI: true},
+		{name: "arch arm64", context: map[string]any{"arch": "arm64", "publicApi": true}, wantArch: "arm64", wantAPI: true},
+		{name: "arch amd64 (x86_64)", context: map[string]any{"arch": "amd64", "publicApi": "true"}, wantArch: "x86_64", wantAPI: true},
 		{
 			name:     "LocalStack's: amd64 and no HTTP API, even with a JWT authorizer configured",
 			context:  map[string]any{"arch": "amd64", "httpApi": "false", "jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments"},
@@ -179,6 +184,15 @@ func TestBuildAppliesArchAndHTTPAPIFromContext(t *testing.T) {
 	}
 }
 
+// make deploy without JWT settings: refused, saying how to fix it.
+func TestBuildRefusesAPublicPaymentsAPIByDefault(t *testing.T) {
+	zip := cdktest.DummyZip(t)
+	app := cdktest.NewApp(t, map[string]any{"paymentsZip": zip, "ordersZip": zip})
+	err := stacks.Build(app)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-c publicApi=true")
+}
+
 func TestBuildRefusesAnUnknownArch(t *testing.T) {
 	zip := cdktest.DummyZip(t)
 	app := cdktest.NewApp(t, map[string]any{"paymentsZip": zip, "ordersZip": zip, "arch": "x86_64"})
@@ -186,7 +200,7 @@ func TestBuildRefusesAnUnknownArch(t *testing.T) {
 }
 
 func TestBuildReportsAMissingZip(t *testing.T) {
-	app := cdktest.NewApp(t, map[string]any{"paymentsZip": t.TempDir() + "/missing.zip"})
+	app := cdktest.NewApp(t, map[string]any{"paymentsZip": t.TempDir() + "/missing.zip", "publicApi": "true"})
 	err := stacks.Build(app)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `point context key "paymentsZip" at a zip`)

@@ -13,19 +13,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
-)
 
-// BusinessTableActions are the actions each example function is allowed on its
-// own business table: PutItem and ConditionCheckItem for the items staged into
-// the idempotency transaction (TransactWriteItems authorizes each item by its own
-// action), and GetItem for reads.
-func BusinessTableActions() []string {
-	return []string{
-		"dynamodb:PutItem",
-		"dynamodb:GetItem",
-		"dynamodb:ConditionCheckItem",
-	}
-}
+	"github.com/lambdaidem/lambdaidem/cdk/lambdaidemcdk"
+)
 
 // Architectures of the example functions, named as Go names them (GOARCH):
 // the zips `make build ARCHES=...` writes are build/<example>-<arch>.zip.
@@ -88,26 +78,50 @@ func newGoFunction(scope constructs.Construct, id string, p functionProps) (awsl
 	}), nil
 }
 
+// businessTable describes an example's business table.
+type businessTable struct {
+	envVar string                      // the variable that names the table to the function
+	reads  bool                        // the handler reads items itself (GetItem)
+	writes []lambdaidemcdk.StagedWrite // the kinds of write its handler stages
+}
+
 // newBusinessTable creates an example's business table (partition key "id",
-// String) and lets fn use it with [BusinessTableActions], exposing its name to
-// fn as envVar.
-func newBusinessTable(scope constructs.Construct, id string, fn awslambda.Function, envVar string,
-	removal awscdk.RemovalPolicy) awsdynamodb.Table {
+// String), lets fn make exactly the staged writes b lists
+// ([lambdaidemcdk.GrantStagedWrites]) and, if b.reads, GetItem, and exposes
+// its name to fn as b.envVar.
+func newBusinessTable(scope constructs.Construct, id string, fn awslambda.Function, b businessTable,
+	destroy bool) (awsdynamodb.Table, error) {
 	table := awsdynamodb.NewTable(scope, jsii.String(id), &awsdynamodb.TableProps{
 		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("id"), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		RemovalPolicy: removal,
+		RemovalPolicy:      removalPolicy(destroy),
+		DeletionProtection: jsii.Bool(!destroy),
 	})
-	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Effect:    awsiam.Effect_ALLOW,
-		Actions:   jsii.Strings(BusinessTableActions()...),
-		Resources: jsii.Strings(*table.TableArn()),
-	}))
-	fn.AddEnvironment(jsii.String(envVar), table.TableName(), nil)
-	return table
+	if _, err := lambdaidemcdk.GrantStagedWrites(fn, table, b.writes...); err != nil {
+		return nil, fmt.Errorf("%s: %w", id, err)
+	}
+	if b.reads {
+		awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+			Grantee:      fn,
+			Actions:      jsii.Strings("dynamodb:GetItem"),
+			ResourceArns: jsii.Strings(*table.TableArn()),
+		})
+	}
+	fn.AddEnvironment(jsii.String(b.envVar), table.TableName(), nil)
+	return table, nil
+}
+
+// idempotencyTable creates an example's idempotency table with the app's
+// defaults; destroy makes it a throwaway table (RemovalPolicy DESTROY, no
+// deletion protection).
+func idempotencyTable(scope constructs.Construct, destroy bool) (*lambdaidemcdk.Table, error) {
+	return lambdaidemcdk.NewTable(scope, "IdempotencyTable", &lambdaidemcdk.TableProps{
+		RemovalPolicy:        removalPolicy(destroy),
+		NoDeletionProtection: destroy,
+	})
 }
 
 // removalPolicy maps the DestroyTables switch to a removal policy.

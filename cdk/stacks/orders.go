@@ -28,16 +28,18 @@ type OrdersProps struct {
 	// its Function and Table are set by the stack. Zero fields take
 	// [lambdaidemcdk.NewQueueSource]'s defaults.
 	Queue lambdaidemcdk.QueueSourceProps
-	// DestroyTables makes both tables' removal policy DESTROY (for throwaway
-	// deployments such as LocalStack). Default RETAIN.
+	// DestroyTables makes both tables' removal policy DESTROY and turns their
+	// deletion protection off (for throwaway deployments such as LocalStack).
+	// Default RETAIN with deletion protection.
 	DestroyTables bool
 }
 
 // NewOrdersStack creates the orders stack: an SQS queue and its dead-letter
 // queue feeding the orders function (provided.al2023, props.Arch, handler
 // bootstrap) with ReportBatchItemFailures, the orders table (env
-// ORDERS_TABLE), the idempotency table granted with the queue's retry horizon
-// as TTL, and the outputs QueueUrl, DlqUrl and OrdersFunctionName. The queue
+// ORDERS_TABLE; the function may stage Puts on it), the idempotency table bound
+// with the queue's retry horizon as TTL, and the outputs QueueUrl, DlqUrl and
+// OrdersFunctionName. The queue
 // rules of [lambdaidemcdk.NewQueueSource] apply: their errors are returned.
 func NewOrdersStack(scope constructs.Construct, id string, props OrdersProps) (awscdk.Stack, error) {
 	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
@@ -51,9 +53,13 @@ func NewOrdersStack(scope constructs.Construct, id string, props OrdersProps) (a
 	if err != nil {
 		return nil, err
 	}
-	removal := removalPolicy(props.DestroyTables)
-	newBusinessTable(stack, "OrdersTable", fn, "ORDERS_TABLE", removal)
-	idem, err := lambdaidemcdk.NewTable(stack, "IdempotencyTable", &lambdaidemcdk.TableProps{RemovalPolicy: removal})
+	if _, err := newBusinessTable(stack, "OrdersTable", fn, businessTable{
+		envVar: "ORDERS_TABLE",
+		writes: []lambdaidemcdk.StagedWrite{lambdaidemcdk.StagedPut}, // orders.Handler stages one Put
+	}, props.DestroyTables); err != nil {
+		return nil, err
+	}
+	idem, err := idempotencyTable(stack, props.DestroyTables)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,11 @@ const (
 	// PaymentsFunctionTimeout is the payments function's timeout (below the HTTP
 	// API's 30-second integration limit).
 	PaymentsFunctionTimeout = 10 * time.Second
+	// DefaultThrottleRate is the HTTP API stage's steady-state request rate
+	// limit (requests per second) across all routes.
+	DefaultThrottleRate = 50
+	// DefaultThrottleBurst is the HTTP API stage's burst limit (requests).
+	DefaultThrottleBurst = 100
 )
 
 // PaymentsProps configures [NewPaymentsStack].
@@ -40,25 +45,54 @@ type PaymentsProps struct {
 	// Gateway v2). The JWT settings are then only checked, not used.
 	NoHTTPAPI bool
 	// JWTIssuer and JWTAudience, when both are set, put a JWT authorizer on both
-	// routes. Setting only one of them is an error.
+	// routes. Setting only one of them is an error, and so is setting neither
+	// unless AllowUnauthenticated: the API writes payments.
 	JWTIssuer   string
 	JWTAudience []string
+	// AllowUnauthenticated deploys the routes without an authorizer
+	// (AuthorizationType NONE): anyone who finds the URL can POST payments,
+	// limited only by the stage throttling. For a demo in a sandbox account.
+	// Default false: no authorizer is an error.
+	AllowUnauthenticated bool
+	// ThrottleRate and ThrottleBurst are the HTTP API stage's throttling
+	// limits. Default [DefaultThrottleRate] requests per second and a burst of
+	// [DefaultThrottleBurst].
+	ThrottleRate  float64
+	ThrottleBurst float64
 	// TTL is the idempotency retry horizon. Default [DefaultPaymentsTTL].
 	TTL time.Duration
-	// DestroyTables makes both tables' removal policy DESTROY (for throwaway
-	// deployments such as LocalStack). Default RETAIN.
+	// DestroyTables makes both tables' removal policy DESTROY and turns their
+	// deletion protection off (for throwaway deployments such as LocalStack).
+	// Default RETAIN with deletion protection.
 	DestroyTables bool
 }
 
 // NewPaymentsStack creates the payments stack: an HTTP API with POST /payments
 // and GET /payments/{id} routed to the payments function (provided.al2023,
-// props.Arch, handler bootstrap), the payments table (env PAYMENTS_TABLE), the
-// idempotency table granted with [lambdaidemcdk.Table.GrantTo], an optional JWT
-// authorizer, and the outputs ApiUrl and PaymentsFunctionName. With
-// props.NoHTTPAPI there is no HTTP API (nor routes, authorizer, ApiUrl).
+// props.Arch, handler bootstrap) behind a JWT authorizer, with stage
+// throttling; the payments table (env PAYMENTS_TABLE; the function may stage
+// Puts on it and read it with GetItem), the idempotency table bound with
+// [lambdaidemcdk.Table.Bind], and the outputs ApiUrl and PaymentsFunctionName.
+// Without a JWT issuer and audience it refuses to build unless
+// props.AllowUnauthenticated. With props.NoHTTPAPI there is no HTTP API (nor
+// routes, authorizer, throttling, ApiUrl).
 func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps) (awscdk.Stack, error) {
 	if (props.JWTIssuer == "") != (len(props.JWTAudience) == 0) {
 		return nil, fmt.Errorf("%s: a JWT authorizer needs both an issuer (jwtIssuer) and an audience (jwtAudience)", id)
+	}
+	if !props.NoHTTPAPI && props.JWTIssuer == "" && !props.AllowUnauthenticated {
+		return nil, fmt.Errorf("%s: the HTTP API would let anyone POST /payments: configure a JWT authorizer "+
+			"(-c jwtIssuer=... -c jwtAudience=...) or opt out explicitly (-c %s=true)", id, ContextPublicAPI)
+	}
+	if props.ThrottleRate < 0 || props.ThrottleBurst < 0 {
+		return nil, fmt.Errorf("%s: throttle rate %v and burst %v must not be negative", id, props.ThrottleRate, props.ThrottleBurst)
+	}
+	rate, burst := props.ThrottleRate, props.ThrottleBurst
+	if rate == 0 {
+		rate = DefaultThrottleRate
+	}
+	if burst == 0 {
+		burst = DefaultThrottleBurst
 	}
 	ttl := props.TTL
 	if ttl == 0 {
@@ -75,13 +109,18 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 	if err != nil {
 		return nil, err
 	}
-	removal := removalPolicy(props.DestroyTables)
-	newBusinessTable(stack, "PaymentsTable", fn, "PAYMENTS_TABLE", removal)
-	idem, err := lambdaidemcdk.NewTable(stack, "IdempotencyTable", &lambdaidemcdk.TableProps{RemovalPolicy: removal})
+	if _, err := newBusinessTable(stack, "PaymentsTable", fn, businessTable{
+		envVar: "PAYMENTS_TABLE",
+		reads:  true,                                                 // GET /payments/{id}
+		writes: []lambdaidemcdk.StagedWrite{lambdaidemcdk.StagedPut}, // POST /payments stages one Put
+	}, props.DestroyTables); err != nil {
+		return nil, err
+	}
+	idem, err := idempotencyTable(stack, props.DestroyTables)
 	if err != nil {
 		return nil, err
 	}
-	if err := idem.GrantTo(fn, ttl); err != nil {
+	if _, err := idem.Bind(fn, ttl); err != nil {
 		return nil, err
 	}
 
@@ -93,8 +132,18 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 		return stack, nil
 	}
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
-		ApiName:     jsii.String(id),
-		Description: jsii.String("lambdaidem payments example"),
+		ApiName:            jsii.String(id),
+		Description:        jsii.String("lambdaidem payments example"),
+		CreateDefaultStage: jsii.Bool(false),
+	})
+	stage := awsapigatewayv2.NewHttpStage(stack, jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageProps{
+		HttpApi:    api,
+		StageName:  jsii.String("$default"),
+		AutoDeploy: jsii.Bool(true),
+		Throttle: &awsapigatewayv2.ThrottleSettings{
+			RateLimit:  jsii.Number(rate),
+			BurstLimit: jsii.Number(burst),
+		},
 	})
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("PaymentsIntegration"), fn, nil)
 	var authorizer awsapigatewayv2.IHttpRouteAuthorizer
@@ -118,7 +167,7 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 	})
 
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
-		Value:       api.Url(),
+		Value:       stage.Url(),
 		Description: jsii.String("Base URL of the payments HTTP API"),
 	})
 	return stack, nil

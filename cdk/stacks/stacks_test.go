@@ -14,10 +14,19 @@ import (
 
 func TestMain(m *testing.M) { cdktest.Main(m) }
 
-var (
-	storeActions    = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
-	businessActions = []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:ConditionCheckItem"}
-)
+var storeActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+
+// storeEnv is the environment Bind sets for the app's idempotency tables.
+func storeEnv(idemID, ttl string) map[string]any {
+	return map[string]any{
+		"IDEMPOTENCY_TABLE":           cdktest.Ref(idemID),
+		"IDEMPOTENCY_TTL":             ttl,
+		"IDEMPOTENCY_KEY_ATTR":        "id",
+		"IDEMPOTENCY_EXPIRATION_ATTR": "expiration",
+	}
+}
+
+func with(m map[string]any, k string, v any) map[string]any { m[k] = v; return m }
 
 func newPayments(t *testing.T, props stacks.PaymentsProps) *cdktest.Template {
 	t.Helper()
@@ -40,7 +49,7 @@ func newOrders(t *testing.T, props stacks.OrdersProps) *cdktest.Template {
 }
 
 func TestPaymentsStack(t *testing.T) {
-	tmpl := newPayments(t, stacks.PaymentsProps{})
+	tmpl := newPayments(t, stacks.PaymentsProps{AllowUnauthenticated: true})
 
 	payments := tmpl.One(t, "AWS::DynamoDB::Table", "PaymentsTable")
 	idem := tmpl.One(t, "AWS::DynamoDB::Table", "IdempotencyTable")
@@ -49,16 +58,14 @@ func TestPaymentsStack(t *testing.T) {
 
 	fn := tmpl.One(t, "AWS::Lambda::Function", "PaymentsFunction")
 	assertGoFunction(t, fn, 10)
-	assert.Equal(t, map[string]any{
-		"PAYMENTS_TABLE":    cdktest.Ref(payments.LogicalID),
-		"IDEMPOTENCY_TABLE": cdktest.Ref(idem.LogicalID),
-		"IDEMPOTENCY_TTL":   "24h0m0s",
-	}, fn.Properties["Environment"].(map[string]any)["Variables"])
+	assert.Equal(t, with(storeEnv(idem.LogicalID, "24h0m0s"), "PAYMENTS_TABLE", cdktest.Ref(payments.LogicalID)),
+		fn.Properties["Environment"].(map[string]any)["Variables"])
 
 	assert.ElementsMatch(t, []cdktest.Statement{
-		{Effect: "Allow", Actions: businessActions, Resources: []any{cdktest.GetAtt(payments.LogicalID, "Arn")}},
+		{Effect: "Allow", Actions: []string{"dynamodb:PutItem"}, Resources: []any{cdktest.GetAtt(payments.LogicalID, "Arn")}},
+		{Effect: "Allow", Actions: []string{"dynamodb:GetItem"}, Resources: []any{cdktest.GetAtt(payments.LogicalID, "Arn")}},
 		{Effect: "Allow", Actions: storeActions, Resources: []any{cdktest.GetAtt(idem.LogicalID, "Arn")}},
-	}, tmpl.Statements())
+	}, tmpl.Statements(), "the staged Put, the GET route's GetItem, the store's actions")
 	assertNoWildcards(t, tmpl)
 
 	routes := map[string]string{}
@@ -70,9 +77,28 @@ func TestPaymentsStack(t *testing.T) {
 	integration := tmpl.One(t, "AWS::ApiGatewayV2::Integration", "Api")
 	assert.Equal(t, cdktest.GetAtt(fn.LogicalID, "Arn"), integration.Properties["IntegrationUri"])
 	assert.Equal(t, "2.0", integration.Properties["PayloadFormatVersion"])
+	stage := tmpl.One(t, "AWS::ApiGatewayV2::Stage", "DefaultStage").Properties
+	assert.Equal(t, "$default", stage["StageName"])
+	assert.Equal(t, true, stage["AutoDeploy"])
+	assert.Equal(t, map[string]any{"ThrottlingRateLimit": float64(50), "ThrottlingBurstLimit": float64(100)},
+		stage["DefaultRouteSettings"], "stage throttling by default")
 
 	assert.Equal(t, []string{"ApiUrl", "PaymentsFunctionName"}, tmpl.Outputs())
 	assert.Equal(t, cdktest.Ref(fn.LogicalID), tmpl.Output(t, "PaymentsFunctionName"))
+}
+
+func TestPaymentsStackRefusesAPublicAPIUnlessOptedOut(t *testing.T) {
+	_, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", stacks.PaymentsProps{CodeZip: cdktest.DummyZip(t)})
+	assert.EqualError(t, err, "payments: the HTTP API would let anyone POST /payments: configure a JWT authorizer "+
+		"(-c jwtIssuer=... -c jwtAudience=...) or opt out explicitly (-c publicApi=true)")
+
+	tmpl := newPayments(t, stacks.PaymentsProps{AllowUnauthenticated: true, ThrottleRate: 5, ThrottleBurst: 10})
+	assert.Equal(t, map[string]any{"ThrottlingRateLimit": float64(5), "ThrottlingBurstLimit": float64(10)},
+		tmpl.One(t, "AWS::ApiGatewayV2::Stage", "DefaultStage").Properties["DefaultRouteSettings"])
+
+	_, err = stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", stacks.PaymentsProps{
+		CodeZip: cdktest.DummyZip(t), AllowUnauthenticated: true, ThrottleRate: -1})
+	assert.EqualError(t, err, "payments: throttle rate -1 and burst 0 must not be negative")
 }
 
 func TestPaymentsStackWithoutHTTPAPI(t *testing.T) {
@@ -91,20 +117,20 @@ func TestPaymentsStackWithoutHTTPAPI(t *testing.T) {
 func TestStacksArchitecture(t *testing.T) {
 	for arch, want := range map[string]string{"": "arm64", "arm64": "arm64", "amd64": "x86_64"} {
 		t.Run("arch="+arch, func(t *testing.T) {
-			payments := newPayments(t, stacks.PaymentsProps{Arch: arch})
+			payments := newPayments(t, stacks.PaymentsProps{Arch: arch, AllowUnauthenticated: true})
 			assert.Equal(t, []any{want}, payments.One(t, "AWS::Lambda::Function", "PaymentsFunction").Properties["Architectures"])
 			orders := newOrders(t, stacks.OrdersProps{Arch: arch})
 			assert.Equal(t, []any{want}, orders.One(t, "AWS::Lambda::Function", "OrdersFunction").Properties["Architectures"])
 		})
 	}
-	_, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", stacks.PaymentsProps{CodeZip: cdktest.DummyZip(t), Arch: "x86"})
+	_, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", stacks.PaymentsProps{CodeZip: cdktest.DummyZip(t), Arch: "x86", AllowUnauthenticated: true})
 	assert.EqualError(t, err, `PaymentsFunction: architecture "x86": want "arm64" or "amd64" (context key "arch")`)
 	_, err = stacks.NewOrdersStack(cdktest.NewApp(t, nil), "orders", stacks.OrdersProps{CodeZip: cdktest.DummyZip(t), Arch: "x86"})
 	assert.EqualError(t, err, `OrdersFunction: architecture "x86": want "arm64" or "amd64" (context key "arch")`)
 }
 
 func TestPaymentsStackTTL(t *testing.T) {
-	tmpl := newPayments(t, stacks.PaymentsProps{TTL: 72 * time.Hour})
+	tmpl := newPayments(t, stacks.PaymentsProps{TTL: 72 * time.Hour, AllowUnauthenticated: true})
 	vars := tmpl.One(t, "AWS::Lambda::Function", "PaymentsFunction").Properties["Environment"].(map[string]any)["Variables"]
 	assert.Equal(t, "72h0m0s", vars.(map[string]any)["IDEMPOTENCY_TTL"])
 }
@@ -117,14 +143,15 @@ func TestPaymentsStackJWTAuthorizer(t *testing.T) {
 		wantJWT  bool
 		wantErr  string
 	}{
-		{name: "not configured", wantJWT: false},
+		{name: "not configured, opted out", wantJWT: false},
 		{name: "issuer and audience", issuer: "https://issuer.example.com/", audience: []string{"payments", "admin"}, wantJWT: true},
 		{name: "issuer alone", issuer: "https://issuer.example.com/", wantErr: "payments: a JWT authorizer needs both an issuer (jwtIssuer) and an audience (jwtAudience)"},
 		{name: "audience alone", audience: []string{"payments"}, wantErr: "payments: a JWT authorizer needs both an issuer (jwtIssuer) and an audience (jwtAudience)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			props := stacks.PaymentsProps{CodeZip: cdktest.DummyZip(t), JWTIssuer: tt.issuer, JWTAudience: tt.audience}
+			props := stacks.PaymentsProps{CodeZip: cdktest.DummyZip(t), JWTIssuer: tt.issuer, JWTAudience: tt.audience,
+				AllowUnauthenticated: !tt.wantJWT}
 			stack, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", props)
 			if tt.wantErr != "" {
 				require.EqualError(t, err, tt.wantErr)
@@ -168,16 +195,13 @@ func TestOrdersStack(t *testing.T) {
 
 	fn := tmpl.One(t, "AWS::Lambda::Function", "OrdersFunction")
 	assertGoFunction(t, fn, 30)
-	assert.Equal(t, map[string]any{
-		"ORDERS_TABLE":      cdktest.Ref(orders.LogicalID),
-		"IDEMPOTENCY_TABLE": cdktest.Ref(idem.LogicalID),
-		"IDEMPOTENCY_TTL":   "96h0m0s", // the queue's 4-day retention
-	}, fn.Properties["Environment"].(map[string]any)["Variables"])
+	assert.Equal(t, with(storeEnv(idem.LogicalID, "96h0m0s" /* the queue's 4-day retention */), "ORDERS_TABLE", cdktest.Ref(orders.LogicalID)),
+		fn.Properties["Environment"].(map[string]any)["Variables"])
 
 	queue := tmpl.One(t, "AWS::SQS::Queue", "OrdersQueue")
 	dlq := tmpl.One(t, "AWS::SQS::Queue", "OrdersDeadLetterQueue")
 	assert.Equal(t, float64(180), queue.Properties["VisibilityTimeout"], "6 × the 30 s function timeout")
-	assert.Equal(t, float64(3), queue.Properties["RedrivePolicy"].(map[string]any)["maxReceiveCount"])
+	assert.Equal(t, float64(5), queue.Properties["RedrivePolicy"].(map[string]any)["maxReceiveCount"], "AWS's guidance: at least 5")
 	assert.Equal(t, cdktest.GetAtt(dlq.LogicalID, "Arn"), queue.Properties["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"])
 
 	mapping := tmpl.One(t, "AWS::Lambda::EventSourceMapping", "OrdersFunction")
@@ -185,7 +209,7 @@ func TestOrdersStack(t *testing.T) {
 	assert.Equal(t, cdktest.GetAtt(queue.LogicalID, "Arn"), mapping.Properties["EventSourceArn"])
 
 	assert.ElementsMatch(t, []cdktest.Statement{
-		{Effect: "Allow", Actions: businessActions, Resources: []any{cdktest.GetAtt(orders.LogicalID, "Arn")}},
+		{Effect: "Allow", Actions: []string{"dynamodb:PutItem"}, Resources: []any{cdktest.GetAtt(orders.LogicalID, "Arn")}},
 		{Effect: "Allow", Actions: storeActions, Resources: []any{cdktest.GetAtt(idem.LogicalID, "Arn")}},
 		{
 			Effect: "Allow",
@@ -219,7 +243,7 @@ func TestOrdersStackRefusesUnsafeQueueSettings(t *testing.T) {
 
 func TestStacksRefuseAMissingZip(t *testing.T) {
 	missing := t.TempDir() + "/nope.zip"
-	_, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", stacks.PaymentsProps{CodeZip: missing})
+	_, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", stacks.PaymentsProps{CodeZip: missing, NoHTTPAPI: true})
 	assert.EqualError(t, err, "PaymentsFunction: code zip "+missing+
 		` is missing: build the examples first (make build) or point context key "paymentsZip" at a zip`)
 	_, err = stacks.NewOrdersStack(cdktest.NewApp(t, nil), "orders", stacks.OrdersProps{CodeZip: missing})
@@ -231,6 +255,7 @@ func TestDestroyTables(t *testing.T) {
 	tmpl := newOrders(t, stacks.OrdersProps{DestroyTables: true})
 	for _, table := range tmpl.OfType("AWS::DynamoDB::Table") {
 		assert.Equal(t, "Delete", table.DeletionPolicy, table.LogicalID)
+		assert.Equal(t, false, table.Properties["DeletionProtectionEnabled"], table.LogicalID)
 	}
 }
 
@@ -245,6 +270,7 @@ func assertTable(t *testing.T, table cdktest.Resource, ttl string) {
 	assert.Equal(t, "PAY_PER_REQUEST", p["BillingMode"], table.LogicalID)
 	assert.Equal(t, map[string]any{"PointInTimeRecoveryEnabled": true}, p["PointInTimeRecoverySpecification"], table.LogicalID)
 	assert.Equal(t, "Retain", table.DeletionPolicy, table.LogicalID)
+	assert.Equal(t, true, p["DeletionProtectionEnabled"], table.LogicalID)
 	if ttl == "" {
 		assert.NotContains(t, p, "TimeToLiveSpecification", table.LogicalID)
 	} else {
