@@ -86,14 +86,19 @@ build:
 	done; done
 
 ## synth: both CloudFormation templates in cdk/cdk.out, without AWS credentials or the CDK CLI
+## (SYNTH_CONTEXT: -c key=value pairs; the default lets the payments API synthesize without a JWT
+## authorizer, which a deployment refuses unless asked: see cdk/README.md)
+SYNTH_CONTEXT ?= -c publicApi=true
 synth: build
-	cd cdk && $(GO) run . -o cdk.out
+	cd cdk && $(GO) run . -o cdk.out $(SYNTH_CONTEXT)
 	@ls cdk/cdk.out/*.template.json
 
-## deploy: a real deployment (needs AWS credentials; see cdk/README.md)
+## deploy: a real deployment (needs AWS credentials; see cdk/README.md). The payments API needs a JWT
+## authorizer: make deploy DEPLOY_CONTEXT='-c jwtIssuer=https://issuer.example.com/ -c jwtAudience=payments'
 CDK_CLI ?= npx --yes aws-cdk@2.1148.1
+DEPLOY_CONTEXT ?=
 deploy: build
-	cd cdk && $(CDK_CLI) deploy --all
+	cd cdk && $(CDK_CLI) deploy --all $(DEPLOY_CONTEXT)
 
 clean:
 	rm -rf build cdk/cdk.out
