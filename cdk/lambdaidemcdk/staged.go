@@ -9,8 +9,9 @@ import (
 )
 
 // StagedWrite is a kind of business write a handler stages with the DynamoDB
-// store (dynamostore.Put, Update, Delete, ConditionCheck) for the transaction
-// that commits its idempotency record. Its value is the store's name for it.
+// store (dynamostore.Stage of a types.Put, Update, Delete or ConditionCheck)
+// for the transaction that commits its idempotency record. Its value is the
+// store's name for it.
 type StagedWrite string
 
 // The kinds of staged write, and the action each needs on its table:
