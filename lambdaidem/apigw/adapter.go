@@ -26,7 +26,7 @@ import (
 //   - answers a duplicate that arrives while the first is running with 409
 //     and Retry-After (or waits, if the Guard's InFlight option says so), and
 //     one whose earlier attempt ended in an unknown state with 409;
-//   - runs the handler once and stores its response if [Options.Store]
+//   - runs the handler once and stores its response if [Options.Decided]
 //     accepts its status; every duplicate then gets the stored status,
 //     headers and body, plus "Idempotent-Replayed: true";
 //   - returns any other response once without storing it and releases the
@@ -51,6 +51,7 @@ type Adapter struct {
 	operation string
 	opts      Options
 	keys      identityKeys
+	customKey bool // Options.Key was set
 }
 
 // New returns an Adapter that guards operation (say "CreatePayment") with
@@ -71,9 +72,10 @@ func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adap
 	o.OmitHeaders = slices.Clone(o.OmitHeaders)
 	o.IdentityClaims = slices.Clone(o.IdentityClaims)
 	o.IdentityContextKeys = slices.Clone(o.IdentityContextKeys)
+	customKey := o.Key != nil
 	if err := o.setDefaults(); err != nil {
 		return nil, err
 	}
 	keys := identityKeys{claims: o.IdentityClaims, context: o.IdentityContextKeys}
-	return &Adapter{guard: g, operation: operation, opts: o, keys: keys}, nil
+	return &Adapter{guard: g, operation: operation, opts: o, keys: keys, customKey: customKey}, nil
 }

@@ -71,7 +71,7 @@ func ExampleAdapter_WrapV1() {
 	fmt.Println(resp.Body)
 	// Output:
 	// 400 application/problem+json
-	// {"type":"https://github.com/lambdaidem/lambdaidem/blob/main/lambdaidem/apigw/problems.md#missing-key","title":"Missing idempotency key","status":400,"detail":"POST requests must carry an Idempotency-Key header"}
+	// {"type":"https://github.com/lambdaidem/lambdaidem/blob/main/lambdaidem/apigw/problems.md#missing-key","title":"Missing idempotency key","status":400,"detail":"POST requests must carry an idempotency key in the Idempotency-Key header"}
 }
 
 func ExampleDecidedStatus() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/textproto"
 	"strings"
 )
@@ -13,8 +14,24 @@ import (
 // documented default.
 type Options struct {
 	// Header names the request header that carries the idempotency key,
-	// matched case-insensitively. Default "Idempotency-Key".
+	// matched case-insensitively. Default "Idempotency-Key". It is not
+	// read when Key is set.
 	Header string
+
+	// Key returns a request's idempotency key, whether the request carries
+	// one at all, and an error if it is malformed (the request is then
+	// refused with 400, [ProblemInvalidKey]). Use [KeyFromBodyField] for a
+	// key in the JSON body (Square's idempotency_key). Default: the Header,
+	// with the rules of the IETF draft (see problems.md, invalid-key).
+	Key KeyFunc
+
+	// Fingerprint returns the part of a request that defines its intent,
+	// hashed with lambdaidem.Fingerprint: a duplicate whose part differs is
+	// refused with 422. Use [FingerprintBodyFields] for chosen fields of a
+	// JSON body (leaving out a timestamp or a trace id the client sets
+	// anew on each retry). Return a [*Problem] to refuse a request with it.
+	// Default: the Parts.
+	Fingerprint func(context.Context, *Request) (any, error)
 
 	// RequireKey lists the methods whose requests must carry a key; such a
 	// request without one is refused with 400. Requests of other methods
@@ -73,12 +90,27 @@ type Options struct {
 	// Default [AllParts].
 	Parts Parts
 
-	// Store reports whether a response with this status is a decided outcome
-	// of the operation, to store and replay to every duplicate. A response it
-	// rejects is returned once and not stored, and the claim is released, so
-	// that the client may fix the request and reuse the key. Default
-	// [DecidedStatus].
-	Store func(status int) bool
+	// Decided reports whether a response with this status is a decided
+	// outcome of the operation, to store and replay to every duplicate. A
+	// response it rejects is returned once and not stored, and the claim is
+	// released, so that the client may fix the request and reuse the key.
+	// Default [DecidedStatus].
+	Decided func(status int) bool
+
+	// OnReplay, if set, is called with the headers of every replayed
+	// response before it is returned, and may change them (add a trace id,
+	// a Cache-Control, …). The header Idempotent-Replayed: true is already
+	// set. It must not keep h.
+	OnReplay func(ctx context.Context, r *Request, h http.Header)
+
+	// ConditionFailed maps a request whose staged writes were refused at
+	// commit because a business condition failed (the payment to refund
+	// does not exist; see lambdaidem.ErrConditionFailed) to the problem the
+	// client gets. err is the Guard's error: errors.As reaches the store's
+	// error naming the write (a *dynamostore.ConditionFailedError). Nothing
+	// was written and the claim was released, so nothing is stored either.
+	// Return nil for the default. Default: 409, [ProblemConditionFailed].
+	ConditionFailed func(ctx context.Context, r *Request, err error) *Problem
 
 	// OmitHeaders names response headers, besides those listed at
 	// [Adapter], that are neither stored nor replayed.
@@ -148,8 +180,12 @@ func (o *Options) setDefaults() error {
 	if o.Parts&^AllParts != 0 {
 		return errors.New("apigw: Parts has unknown bits")
 	}
-	if o.Store == nil {
-		o.Store = DecidedStatus
+	if o.Decided == nil {
+		o.Decided = DecidedStatus
+	}
+	if o.Key == nil {
+		header, max := o.Header, o.MaxKeyLength
+		o.Key = func(_ context.Context, r *Request) (string, bool, error) { return keyOf(r.Header, header, max) }
 	}
 	return nil
 }

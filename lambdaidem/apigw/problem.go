@@ -44,6 +44,12 @@ const (
 	// The deployment is at fault, not the client: the request was not run,
 	// and the adapter logged one error line naming the fix.
 	ProblemUnidentifiedCaller = problemBase + "unidentified-caller"
+	// ProblemConditionFailed: 409, a business condition of the request's
+	// writes failed when they were committed (the resource it changes does
+	// not exist, or is not in the state it needs). Nothing was done or
+	// stored; the same request fails the same way. Options.ConditionFailed
+	// may answer with another problem (a 404).
+	ProblemConditionFailed = problemBase + "condition-failed"
 	// ProblemInternal: 500, anything else went wrong in the adapter or the
 	// store. Nothing was stored.
 	ProblemInternal = problemBase + "internal"

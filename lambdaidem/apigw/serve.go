@@ -39,12 +39,12 @@ func serve[Resp any](ctx context.Context, a *Adapter, r *Request, refusal *Probl
 	if safeMethod(r.Method) {
 		return h(ctx)
 	}
-	key, present, err := keyOf(r.Header, a.opts.Header, a.opts.MaxKeyLength)
+	key, present, err := a.opts.Key(ctx, r)
 	switch {
 	case err != nil:
 		return f.fromResponse(problem(http.StatusBadRequest, ProblemInvalidKey, "Invalid idempotency key", err.Error()).response()), nil
 	case !present && slices.Contains(a.opts.RequireKey, r.Method):
-		detail := fmt.Sprintf("%s requests must carry an %s header", r.Method, a.opts.Header)
+		detail := fmt.Sprintf("%s requests must carry an idempotency key%s", r.Method, a.keyWhere())
 		return f.fromResponse(problem(http.StatusBadRequest, ProblemMissingKey, "Missing idempotency key", detail).response()), nil
 	case !present:
 		return h(ctx)
@@ -65,7 +65,7 @@ func serve[Resp any](ctx context.Context, a *Adapter, r *Request, refusal *Probl
 		}
 		first = resp
 		s := f.toResponse(resp)
-		if !a.opts.Store(s.Status) {
+		if !a.opts.Decided(s.Status) {
 			return nil, &unstored{s.Status}
 		}
 		s.Header = storable(s.Header, a.opts.OmitHeaders)
@@ -84,6 +84,9 @@ func serve[Resp any](ctx context.Context, a *Adapter, r *Request, refusal *Probl
 			replay.Header = http.Header{}
 		}
 		replay.Header.Set(replayedHeader, "true")
+		if a.opts.OnReplay != nil {
+			a.opts.OnReplay(ctx, r, replay.Header)
+		}
 		return f.fromResponse(replay), nil
 	case errors.As(err, &he):
 		var zero Resp
@@ -91,7 +94,30 @@ func serve[Resp any](ctx context.Context, a *Adapter, r *Request, refusal *Probl
 	case errors.As(err, &us):
 		return first, nil
 	}
+	if errors.Is(err, lambdaidem.ErrConditionFailed) {
+		return f.fromResponse(a.conditionFailed(ctx, r, err).response()), nil
+	}
 	return f.fromResponse(a.refusal(err).response()), nil
+}
+
+// conditionFailed is the problem for a request whose staged writes a
+// business condition refused at commit.
+func (a *Adapter) conditionFailed(ctx context.Context, r *Request, err error) *Problem {
+	if h := a.opts.ConditionFailed; h != nil {
+		if p := h(ctx, r, err); p != nil {
+			return p
+		}
+	}
+	return problem(http.StatusConflict, ProblemConditionFailed, "Condition failed",
+		"the request conflicts with the current state of a resource it changes; nothing was done, and the same request will fail the same way")
+}
+
+// keyWhere says where the adapter reads the key, for messages.
+func (a *Adapter) keyWhere() string {
+	if a.customKey {
+		return ""
+	}
+	return " in the " + a.opts.Header + " header"
 }
 
 // call derives the lambdaidem.Call of a request, or the problem that
@@ -108,8 +134,12 @@ func (a *Adapter) call(ctx context.Context, r *Request, key string) (lambdaidem.
 	if principal == "" && (r.Authorizer != "" || a.opts.RefuseAnonymous) {
 		return lambdaidem.Call[*response]{}, a.unidentified(ctx, r)
 	}
-	fp, err := fingerprint(r, a.opts.Parts)
+	fp, err := a.fingerprint(ctx, r)
 	if err != nil {
+		var p *Problem
+		if errors.As(err, &p) {
+			return lambdaidem.Call[*response]{}, p
+		}
 		return lambdaidem.Call[*response]{}, problem(http.StatusInternalServerError, ProblemInternal, "Internal error", "the request could not be fingerprinted")
 	}
 	return lambdaidem.Call[*response]{
@@ -146,6 +176,9 @@ func (a *Adapter) refusal(err error) *Problem {
 	case errors.Is(err, lambdaidem.ErrOutcomeTooLarge):
 		return problem(http.StatusInternalServerError, ProblemResponseTooLarge, "Response too large to store",
 			"the response is larger than the idempotency store keeps; nothing was committed, and retrying will not help")
+	case errors.Is(err, lambdaidem.ErrEffectRejected):
+		return problem(http.StatusInternalServerError, ProblemInternal, "Internal error",
+			"the request's writes were refused by the store; nothing was stored, and retrying will not help")
 	case errors.Is(err, lambdaidem.ErrStoreUnavailable):
 		p := problem(http.StatusServiceUnavailable, ProblemStoreUnavailable, "Service unavailable",
 			"the request was not processed; retry later with the same idempotency key")
@@ -153,7 +186,7 @@ func (a *Adapter) refusal(err error) *Problem {
 		return p
 	}
 	return problem(http.StatusInternalServerError, ProblemInternal, "Internal error",
-		"the request failed and nothing was stored; retry with the same idempotency key")
+		"the request failed and nothing was stored; a retry with the same idempotency key is safe")
 }
 
 // unidentified logs why r names no caller, and how to fix it, and returns

@@ -2,7 +2,7 @@ package apigw
 
 import "net/http"
 
-// DecidedStatus is the default [Options.Store] predicate. It follows
+// DecidedStatus is the default [Options.Decided] predicate. It follows
 // Stripe's rule: a response is saved once the operation has begun to
 // execute, never for a request that was refused before it ran.
 //
