@@ -91,7 +91,7 @@ func (w *Wrapper[In, Out]) Wrap(h func(context.Context, In) (Out, error)) Handle
 			return out, err
 		})
 		if failed {
-			g.log(ctx, slog.LevelError, "handler failed; claim released", slog.String("operation", spec.Operation), slog.Any("error", err))
+			g.log(ctx, slog.LevelError, "handler failed; nothing committed", slog.String("operation", spec.Operation), slog.Any("error", err))
 		}
 		return out, err
 	}
