@@ -1,0 +1,141 @@
+package e2estack
+
+import (
+	"crypto/md5"
+	"fmt"
+	"math/big"
+	"sync"
+	"time"
+)
+
+// Stream is an in-process stand-in for a Kinesis data stream: an
+// append-only log of records in shards, each record with its partition key,
+// a sequence number that grows within its shard, and its arrival time;
+// records older than the retention period are trimmed. No Kinesis emulator
+// runs without Docker, and the harness needs only what an event source
+// mapping reads (GetRecords from a position in a shard), so this is the one
+// fake of an AWS service in the harness; what it models is cited on each
+// part. (Kinesis: https://docs.aws.amazon.com/streams/latest/dev/key-concepts.html;
+// retention 24 hours to 365 days:
+// https://docs.aws.amazon.com/streams/latest/dev/kinesis-extended-retention.html.)
+type Stream struct {
+	// ARN is the stream's ARN, the events' eventSourceARN.
+	ARN string
+
+	now       func() time.Time
+	retention time.Duration
+
+	mu     sync.Mutex
+	shards []*shard
+}
+
+// StreamOptions configure [NewStream].
+type StreamOptions struct {
+	// Shards is the number of shards. Default 1.
+	Shards int
+	// Retention is how long records are kept. Default 24h (Kinesis's
+	// default).
+	Retention time.Duration
+	// Now is the clock of arrival times and trimming. Default time.Now.
+	Now func() time.Time
+}
+
+// StreamRecord is one record of a [Stream].
+type StreamRecord struct {
+	Shard          string
+	SequenceNumber string
+	PartitionKey   string
+	Data           []byte
+	Arrival        time.Time
+}
+
+type shard struct {
+	id      string
+	base    *big.Int
+	next    int64
+	records []StreamRecord
+	trimmed int // records trimmed from the front: records[i] has position trimmed+i
+}
+
+// NewStream returns an empty stream named name.
+func NewStream(name string, o StreamOptions) *Stream {
+	if o.Shards <= 0 {
+		o.Shards = 1
+	}
+	if o.Retention <= 0 {
+		o.Retention = 24 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Stream{ARN: "arn:aws:kinesis:us-east-1:000000000000:stream/" + name, now: o.Now, retention: o.Retention}
+	for i := range o.Shards {
+		// Kinesis sequence numbers are large decimal strings that grow
+		// within a shard; the base keeps them that shape.
+		base, _ := new(big.Int).SetString(fmt.Sprintf("4965657310233947418761834029154802%02d00000000000000000000", i), 10)
+		s.shards = append(s.shards, &shard{id: fmt.Sprintf("shardId-%012d", i), base: base})
+	}
+	return s
+}
+
+// Shards returns the stream's shard ids.
+func (s *Stream) Shards() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, len(s.shards))
+	for i, sh := range s.shards {
+		ids[i] = sh.id
+	}
+	return ids
+}
+
+// Put appends a record, as PutRecord does: the partition key's MD5, as a
+// 128-bit number, picks the shard (Kinesis maps it into the shards' hash
+// key ranges; with equal ranges this is the same as dividing the range
+// evenly), and the record gets the next sequence number of that shard.
+func (s *Stream) Put(partitionKey string, data []byte) StreamRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := md5.Sum([]byte(partitionKey))
+	h := new(big.Int).SetBytes(sum[:])
+	n := len(s.shards)
+	idx := int(new(big.Int).Div(new(big.Int).Mul(h, big.NewInt(int64(n))), new(big.Int).Lsh(big.NewInt(1), 128)).Int64())
+	sh := s.shards[idx]
+	seq := new(big.Int).Add(sh.base, big.NewInt(sh.next*1_000_000))
+	sh.next++
+	r := StreamRecord{Shard: sh.id, SequenceNumber: seq.String(), PartitionKey: partitionKey, Data: append([]byte(nil), data...), Arrival: s.now()}
+	sh.records = append(sh.records, r)
+	return r
+}
+
+// read returns up to n records of a shard from position pos (the count
+// of records before it in the shard's history), after trimming records
+// older than the retention; first is the position of the first record
+// returned, later than pos if records were trimmed.
+func (s *Stream) read(shardID string, pos, n int) (recs []StreamRecord, first int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh := s.shard(shardID)
+	cut := s.now().Add(-s.retention)
+	for len(sh.records) > 0 && sh.records[0].Arrival.Before(cut) {
+		sh.records = sh.records[1:]
+		sh.trimmed++
+	}
+	first = max(pos, sh.trimmed)
+	i := first - sh.trimmed
+	if i >= len(sh.records) {
+		return nil, first
+	}
+	end := min(len(sh.records), i+n)
+	return append([]StreamRecord(nil), sh.records[i:end]...), first
+}
+
+// shard returns the shard with the id; ids come from Shards.
+func (s *Stream) shard(id string) *shard {
+	for _, sh := range s.shards {
+		if sh.id == id {
+			return sh
+		}
+	}
+	return &shard{id: id} // an unknown shard reads as empty
+}
