@@ -1,6 +1,9 @@
 // Package e2e is the end-to-end suite: it drives the example functions
-// (examples/api-gateway, examples/sqs) from outside, as AWS would, and
-// checks what their clients get and what ends up in the tables.
+// (examples/api-gateway, examples/sqs, examples/stream) from outside, as AWS
+// would, and checks what their clients get and what ends up in the tables.
+// The stream scenarios (TestStreams) feed the ledger function through an
+// in-process poller that behaves like Lambda's Kinesis event source mapping
+// (embedded target only).
 //
 // The tests carry the build tag e2e, so `go test ./...` skips them:
 //

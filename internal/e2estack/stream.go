@@ -89,6 +89,14 @@ func (s *Stream) Shards() []string {
 	return ids
 }
 
+// Len returns how many records the shard has held (its next position).
+func (s *Stream) Len(shardID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh := s.shard(shardID)
+	return sh.trimmed + len(sh.records)
+}
+
 // Put appends a record, as PutRecord does: the partition key's MD5, as a
 // 128-bit number, picks the shard (Kinesis maps it into the shards' hash
 // key ranges; with equal ranges this is the same as dividing the range

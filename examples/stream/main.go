@@ -1,0 +1,129 @@
+// Command stream is the ledger consumer: a Lambda function fed by a Kinesis
+// data stream through an event source mapping with ReportBatchItemFailures
+// and BisectBatchOnFunctionError (the CDK's lambdaidemcdk.NewStreamSource
+// sets both). Each record is a transfer, and each transfer is booked once,
+// however often Lambda sends the record: Lambda retries a batch from the
+// shard's checkpoint, and a producer's retried PutRecord writes the same
+// transfer again under a new sequence number; both are caught by the key,
+// the record's transfer_id.
+//
+// A record is JSON: {"transfer_id": "t-1", "account": "acc-1", "amount": 250}.
+// A record that is not a valid transfer fails for good (a terminal error,
+// stored and replayed): Lambda retries it until MaximumRetryAttempts, then
+// hands it to the on-failure destination, and the shard moves on.
+//
+// Configuration, from the environment:
+//
+//	IDEMPOTENCY_TABLE          the idempotency table (required)
+//	LEDGER_TABLE               the ledger table, partition key id (S) (required)
+//	IDEMPOTENCY_TTL            the retry horizon, a Go duration (default 24h): at least
+//	                           the stream's retention, or the mapping's maximum record age
+//	AWS_ENDPOINT_URL_DYNAMODB  another DynamoDB endpoint (LocalStack), read by the SDK
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/streambatch"
+)
+
+func main() {
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	handler, err := setup(context.Background(), os.Getenv, logger)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ledger: cannot start:", err)
+		os.Exit(1)
+	}
+	lambda.Start(handler)
+}
+
+// setup builds the clients once, at start-up, and returns the handler.
+func setup(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context, events.KinesisEvent) (events.KinesisEventResponse, error), error) {
+	idemTable, ledgerTable := getenv("IDEMPOTENCY_TABLE"), getenv("LEDGER_TABLE")
+	if idemTable == "" || ledgerTable == "" {
+		return nil, errors.New("IDEMPOTENCY_TABLE and LEDGER_TABLE must be set")
+	}
+	ttl := 24 * time.Hour
+	if s := getenv("IDEMPOTENCY_TTL"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("IDEMPOTENCY_TTL=%q is not a positive Go duration such as 24h", s)
+		}
+		ttl = d
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	store, err := dynamostore.New(dynamodb.NewFromConfig(awsCfg), idemTable)
+	if err != nil {
+		return nil, err
+	}
+	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
+		o.RetryHorizon = ttl
+		o.Logger = logger
+		// Lambda retries a batch at once after a crash or a timeout: wait
+		// for the interrupted attempt's lease to lapse and take the record
+		// over, rather than spend a retry attempt on "in progress".
+		o.InFlight = lambdaidem.Wait
+	})
+	if err != nil {
+		return nil, err
+	}
+	a, err := streambatch.New(guard, "BookTransfer", func(o *streambatch.Options) {
+		o.Key = streambatch.KeyFromDataField("transfer_id")
+		o.Logger = logger
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a.Kinesis(ledger{table: ledgerTable}.book), nil
+}
+
+// bookOnce is the ledger entry's condition: a transfer id is booked once.
+const bookOnce = "attribute_not_exists(id)"
+
+// ledger books transfers into one table.
+type ledger struct{ table string }
+
+// transfer is a record's data.
+type transfer struct {
+	ID      string `json:"transfer_id"`
+	Account string `json:"account"`
+	Amount  int64  `json:"amount"`
+}
+
+// book stages the ledger entry of one record; dynamostore commits it in
+// one TransactWriteItems with the idempotency record.
+func (l ledger) book(ctx context.Context, r events.KinesisEventRecord) error {
+	var t transfer
+	if err := json.Unmarshal(r.Kinesis.Data, &t); err != nil || t.ID == "" || t.Account == "" || t.Amount <= 0 {
+		return lambdaidem.Terminal(fmt.Errorf("ledger: record %s is not a valid transfer", r.Kinesis.SequenceNumber))
+	}
+	return dynamostore.Stage(ctx, types.Put{
+		TableName: aws.String(l.table),
+		Item: map[string]types.AttributeValue{
+			"id":              &types.AttributeValueMemberS{Value: t.ID},
+			"account":         &types.AttributeValueMemberS{Value: t.Account},
+			"amount":          &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Amount, 10)},
+			"sequence_number": &types.AttributeValueMemberS{Value: r.Kinesis.SequenceNumber},
+		},
+		ConditionExpression: aws.String(bookOnce),
+	})
+}
