@@ -35,11 +35,20 @@ import (
 //   - answers 503 when the store is unavailable, unless the Guard's FailOpen
 //     option runs the handler anyway.
 //
-// The adapter never stores Set-Cookie (nor the cookies field of v2 and
-// Function URL responses), Authorization, Proxy-Authorization,
-// Proxy-Authenticate, hop-by-hop headers, Content-Length, or any header
-// whose name contains "token", "secret", "password", "api-key", "apikey"
-// or "credential". The first response goes to the client as the handler
+// A replay carries the stored representation, not the first request's
+// session: only these response headers are stored, by an allow-list,
+// Content-Type, Content-Encoding, Content-Language, Content-Disposition,
+// Location and Content-Location (each only without user info or a query,
+// which a presigned URL would carry its credential in), Cache-Control,
+// Expires, ETag, Last-Modified and Vary, plus those named in
+// [Options.ReplayHeaders], minus those in [Options.OmitHeaders]. CORS
+// headers, Date, request and trace ids, authentication challenges and
+// anything unlisted are not stored; nor, even when named, cookies (nor the
+// cookies field of v2 and Function URL responses), Authorization,
+// WWW-Authenticate and the other authentication headers, hop-by-hop
+// headers, Content-Length, or a header whose name contains "token",
+// "secret", "password", "api-key", "apikey", "access-key", "accesskey",
+// "credential", "session", "signature" or "auth". The first response goes to the client as the handler
 // returned it.
 //
 // Refusals are RFC 9457 application/problem+json responses with the type
@@ -70,6 +79,7 @@ func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adap
 	}
 	o.RequireKey = slices.Clone(o.RequireKey)
 	o.OmitHeaders = slices.Clone(o.OmitHeaders)
+	o.ReplayHeaders = slices.Clone(o.ReplayHeaders)
 	o.IdentityClaims = slices.Clone(o.IdentityClaims)
 	o.IdentityContextKeys = slices.Clone(o.IdentityContextKeys)
 	customKey := o.Key != nil

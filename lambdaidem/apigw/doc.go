@@ -54,6 +54,22 @@
 // hashed as its bytes, streamed, never decoded. An unparseable query string
 // is hashed as written.
 //
+// A replay carries the stored representation, not the first request's
+// session. Only these response headers are stored and replayed:
+//
+//	Content-Type, Content-Encoding, Content-Language, Content-Disposition
+//	Location, Content-Location     without user info or a query (a presigned URL's credential)
+//	Cache-Control, Expires, ETag, Last-Modified, Vary
+//	those named in Options.ReplayHeaders, minus those in Options.OmitHeaders
+//
+// CORS headers (a replay may answer another origin), Date, request and
+// trace ids (X-Request-Id, X-Amzn-RequestId, Traceparent), authentication
+// challenges (WWW-Authenticate, Authentication-Info) and anything unlisted
+// are not stored; cookies, Authorization, hop-by-hop headers,
+// Content-Length and names holding a credential word (token, secret,
+// password, api-key, access-key, credential, session, signature, auth) are
+// never stored, even when named.
+//
 // Refusals are RFC 9457 problem details whose type URIs are the Problem
 // constants, documented in problems.md.
 package apigw

@@ -112,8 +112,16 @@ type Options struct {
 	// Return nil for the default. Default: 409, [ProblemConditionFailed].
 	ConditionFailed func(ctx context.Context, r *Request, err error) *Problem
 
-	// OmitHeaders names response headers, besides those listed at
-	// [Adapter], that are neither stored nor replayed.
+	// ReplayHeaders names response headers, besides those the adapter
+	// stores by default (the representation's: see [Adapter]), to store and
+	// replay, such as "Link" or "X-Payment-Status". Name only headers that
+	// describe the outcome, the same for every client. Cookies,
+	// authentication headers, hop-by-hop headers and names holding a
+	// credential word are never stored, named or not. Default: none.
+	ReplayHeaders []string
+
+	// OmitHeaders names response headers not to store even though the
+	// adapter stores them by default or ReplayHeaders names them.
 	OmitHeaders []string
 }
 

@@ -3,6 +3,7 @@ package apigw
 import (
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -19,41 +20,66 @@ type response struct {
 // replayedHeader marks a replayed response.
 const replayedHeader = "Idempotent-Replayed"
 
-// omitted lists the response headers that are neither stored nor replayed:
-// cookies, credentials, the hop-by-hop headers of RFC 9110 §7.6.1, and
-// Content-Length, which API Gateway computes.
-var omitted = []string{
+// replayed lists the response headers stored and replayed by default: those
+// that describe the stored representation (RFC 9110 §8, RFC 9111 §5), not
+// the session, the connection or the moment of the first response.
+var replayed = []string{
+	"Content-Type", "Content-Encoding", "Content-Language", "Content-Disposition",
+	"Location", "Content-Location",
+	"Cache-Control", "Expires", "ETag", "Last-Modified", "Vary",
+}
+
+// never lists the response headers that are not stored even when a
+// deployment names them: cookies, credentials and authentication
+// exchanges, the hop-by-hop headers of RFC 9110 §7.6.1, Content-Length
+// (API Gateway computes it) and the replay marker.
+var never = []string{
 	"Set-Cookie", "Set-Cookie2",
-	"Authorization", "Proxy-Authorization", "Proxy-Authenticate",
+	"Authorization", "Proxy-Authorization", "Proxy-Authenticate", "WWW-Authenticate", "Authentication-Info", "Proxy-Authentication-Info",
 	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
 	"Content-Length", replayedHeader,
 }
 
 // credentialWords mark a header name as carrying a credential.
-var credentialWords = []string{"token", "secret", "password", "api-key", "apikey", "credential"}
+var credentialWords = []string{"token", "secret", "password", "api-key", "apikey", "access-key", "accesskey", "credential", "session", "signature", "auth"}
 
-// storable returns h without the headers that must not be stored: those in
-// [omitted], those named in extra, those the Connection header names, and
-// those whose names contain a credential word (X-Auth-Token, X-Api-Key, …).
-func storable(h http.Header, extra []string) http.Header {
-	drop := map[string]bool{}
-	for _, name := range slices.Concat(omitted, extra) {
-		drop[textproto.CanonicalMIMEHeaderKey(name)] = true
+// storable returns the headers of h that are stored for replay: those in
+// [replayed] and those the deployment adds, minus those it omits, those in
+// [never], those whose names contain a credential word, and a Location or
+// Content-Location that carries user info or a query (a presigned URL
+// carries its credential in the query). Everything else (CORS, Date,
+// request and trace ids, authentication challenges, any header not listed)
+// goes to the first client only.
+func storable(h http.Header, add, omit []string) http.Header {
+	keep := map[string]bool{}
+	for _, name := range slices.Concat(replayed, add) {
+		keep[textproto.CanonicalMIMEHeaderKey(name)] = true
 	}
-	for _, v := range h.Values("Connection") {
-		for name := range strings.SplitSeq(v, ",") {
-			drop[textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(name))] = true
-		}
+	for _, name := range slices.Concat(never, omit) {
+		delete(keep, textproto.CanonicalMIMEHeaderKey(name))
 	}
 	out := http.Header{}
 	for name, values := range h {
 		name = textproto.CanonicalMIMEHeaderKey(name)
-		if drop[name] || hasCredentialWord(name) {
+		if !keep[name] || hasCredentialWord(name) {
 			continue
 		}
-		out[name] = append(out[name], values...)
+		for _, v := range values {
+			if (name == "Location" || name == "Content-Location") && !plainURL(v) {
+				continue
+			}
+			out[name] = append(out[name], v)
+		}
 	}
 	return out
+}
+
+// plainURL reports whether v is a URI reference without user info and
+// without a query: one that can name a resource to every client without
+// lending any of them a credential.
+func plainURL(v string) bool {
+	u, err := url.Parse(strings.TrimSpace(v))
+	return err == nil && u.User == nil && u.RawQuery == "" && !u.ForceQuery
 }
 
 func hasCredentialWord(name string) bool {

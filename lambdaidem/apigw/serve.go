@@ -68,7 +68,7 @@ func serve[Resp any](ctx context.Context, a *Adapter, r *Request, refusal *Probl
 		if !a.opts.Decided(s.Status) {
 			return nil, &unstored{s.Status}
 		}
-		s.Header = storable(s.Header, a.opts.OmitHeaders)
+		s.Header = storable(s.Header, a.opts.ReplayHeaders, a.opts.OmitHeaders)
 		fresh = &s
 		return fresh, nil
 	})
