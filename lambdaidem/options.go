@@ -115,9 +115,18 @@ type Options struct {
 	PollInterval time.Duration
 
 	// MaxWaiters bounds how many Wait duplicates of one in-flight key poll
-	// at once in this process; past it, a duplicate gets [ErrInProgress] at
-	// once, as in Reject mode. It keeps a burst of copies of one request
-	// from multiplying store reads and held invocations. Default 8.
+	// at once in this process (this Guard); past it, a duplicate gets
+	// [ErrInProgress] at once, as in Reject mode. Default 8.
+	//
+	// The count is per process. On standard Lambda each execution
+	// environment runs one invocation at a time, so concurrent duplicates
+	// run in different environments and each sees at most itself waiting:
+	// there MaxWaiters bounds nothing, and what bounds a burst of copies of
+	// one request is WaitTimeout (each waiter's time and store reads) and the
+	// function's reserved concurrency (how many wait at once). It is
+	// meaningful where one process serves several invocations at once:
+	// Lambda Managed Instances (AWS_LAMBDA_MAX_CONCURRENCY), and servers
+	// that share one Guard.
 	MaxWaiters int
 
 	// MaxKeySize caps the idempotency key's length in bytes. Default 255.
