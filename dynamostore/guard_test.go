@@ -289,8 +289,9 @@ func TestBusinessConditionFails(t *testing.T) {
 				return "done", dynamostore.Stage(ctx, *e.missingOrder("customer-7").ConditionCheck)
 			})
 			var cfe *dynamostore.ConditionFailedError
-			if !errors.As(err, &cfe) || !errors.Is(err, lambdaidem.ErrEffectRejected) {
-				t.Fatalf("Do = %v; want a *ConditionFailedError matching ErrEffectRejected", err)
+			var rejected *lambdaidem.RejectedError
+			if !errors.As(err, &cfe) || !errors.As(err, &rejected) || !errors.Is(err, lambdaidem.ErrConditionFailed) || !errors.Is(err, lambdaidem.ErrEffectRejected) {
+				t.Fatalf("Do = %v; want a *RejectedError over a *ConditionFailedError, matching ErrConditionFailed and ErrEffectRejected", err)
 			}
 			if cfe.Index != 1 || cfe.Action != "ConditionCheck" || cfe.Table != e.orders || !strings.Contains(err.Error(), `pk="customer-7"`) {
 				t.Fatalf("error = %+v (%v); want the condition check on %s customer-7, effect 1", cfe, err, e.orders)
