@@ -82,7 +82,9 @@ type Options struct {
 
 	// Logger receives one error line for each request refused because its
 	// caller could not be identified, naming the authorizer kind and the
-	// fix; never a claim, a key or a body. Default [slog.Default].
+	// fix, and one for each handler error (the handler's error, which
+	// goes on to the Lambda runtime); never a claim, a key or a body.
+	// Default [slog.Default].
 	Logger *slog.Logger
 
 	// Parts chooses which parts of a request define its intent: a duplicate

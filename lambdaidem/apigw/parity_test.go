@@ -3,6 +3,7 @@ package apigw_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -163,6 +164,23 @@ func TestRejectedWritesDoNotAdviseARetry(t *testing.T) {
 		p := problemOf(t, r, http.StatusInternalServerError, apigw.ProblemInternal)
 		if !strings.Contains(p["detail"].(string), "will not help") {
 			t.Errorf("detail %q; want it to say retrying will not help", p["detail"])
+		}
+	})
+}
+
+// A handler error is logged at level Error by default, and still reaches
+// the Lambda runtime unchanged.
+func TestHandlerErrorsAreLogged(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k kind) {
+		var buf strings.Builder
+		a := newAdapter(t, memstore.New(), nil, func(o *apigw.Options) { o.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
+		boom := errors.New("ledger unreachable")
+		_, err := k.send(t, a, context.Background(), edit{}, func(context.Context, []byte) (reply, error) { return reply{}, boom })
+		if !errors.Is(err, boom) {
+			t.Fatalf("error = %v; want the handler's", err)
+		}
+		if line := buf.String(); !strings.Contains(line, "level=ERROR") || !strings.Contains(line, "ledger unreachable") {
+			t.Fatalf("log = %q; want the handler's error at level ERROR", line)
 		}
 	})
 }

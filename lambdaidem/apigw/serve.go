@@ -89,6 +89,8 @@ func serve[Resp any](ctx context.Context, a *Adapter, r *Request, refusal *Probl
 		}
 		return f.fromResponse(replay), nil
 	case errors.As(err, &he):
+		a.opts.Logger.LogAttrs(ctx, slog.LevelError, "apigw: handler failed; nothing stored, key released",
+			slog.String("operation", a.operation), slog.String("route", r.Route), slog.Any("error", he.err))
 		var zero Resp
 		return zero, he.err
 	case errors.As(err, &us):
