@@ -68,7 +68,8 @@
 // are not stored; cookies, Authorization, hop-by-hop headers,
 // Content-Length and names holding a credential word (token, secret,
 // password, api-key, access-key, credential, session, signature, auth) are
-// never stored, even when named.
+// never stored, even when named. A header a replay needs fresh (CORS for
+// the retrying origin, this request's id) is added by Options.OnReplay.
 //
 // Refusals are RFC 9457 problem details whose type URIs are the Problem
 // constants, documented in problems.md.

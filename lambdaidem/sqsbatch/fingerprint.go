@@ -30,7 +30,9 @@ type attribute struct {
 
 // Fingerprint returns the fingerprint of a message: the hash of its body
 // (canonical JSON when the body is JSON, so key order and spacing do not
-// matter; its bytes otherwise) and of the named message attributes.
+// matter; its bytes otherwise, and for a JSON body with a duplicate name
+// or one above lambdaidem.MaxCanonicalJSON, as [lambdaidem.FingerprintJSON]
+// says) and of the named message attributes.
 func Fingerprint(m events.SQSMessage, attributes ...string) (string, error) {
 	s := subject{Body: bodyFingerprint(m.Body)}
 	if len(attributes) > 0 {
