@@ -114,6 +114,14 @@
 // for streams, with a WaitTimeout longer than LeaseMargin), the retry waits
 // for the lease to lapse, takes the record over and runs it.
 //
+// # What it does not cover
+//
+// Tumbling windows (events.KinesisTimeWindowEvent, with state carried
+// between invocations) are not handled. Records aggregated by the Kinesis
+// Producer Library reach the handler as one Kinesis record: de-aggregate
+// inside the handler; the user records of one Kinesis record share its
+// key, and fail and retry together.
+//
 // # The batch handler's error
 //
 // The batch handler reports failures in its response and returns a nil
