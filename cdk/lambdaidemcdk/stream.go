@@ -138,7 +138,8 @@ type StreamSource struct {
 //
 //   - a TTL below the [StreamHorizon] (the stream's retention, or the
 //     maximum record age if shorter): [ErrTTLShorterThanHorizon];
-//   - neither or both of Stream and DynamoDBTable, a table without a stream,
+//   - an id already used in scope, neither or both of Stream and
+//     DynamoDBTable, a table without a stream,
 //     a Kinesis stream without StreamRetention or MaxRecordAge, and
 //     settings out of the mapping's ranges: [ErrInvalidProps];
 //   - a function already bound to an idempotency table: [ErrAlreadyBound].
@@ -164,6 +165,9 @@ func NewStreamSource(scope constructs.Construct, id string, props StreamSourcePr
 	}
 	if _, err := p.Table.checkBind(p.Function, p.TTL); err != nil {
 		return nil, err
+	}
+	if scope == nil || id == "" || scope.Node().TryFindChild(jsii.String(id)) != nil {
+		return nil, fmt.Errorf("%w: NewStreamSource needs a scope and an id not used in it yet (got %q)", ErrInvalidProps, id)
 	}
 
 	c := constructs.NewConstruct(scope, jsii.String(id))

@@ -222,6 +222,12 @@ func TestNewStreamSourceNeedsOneStream(t *testing.T) {
 	fn := newFunction(t, stack, "Fn", 0)
 	kin := newKinesisStream(stack)
 	orders := newStreamTable(stack, true)
+	// An id already taken in the scope (here by the Kinesis stream) is
+	// refused, not a jsii panic.
+	_, err = lambdaidemcdk.NewStreamSource(stack, "Transfers", lambdaidemcdk.StreamSourceProps{
+		Function: fn, Table: table, Stream: kin, StreamRetention: 168 * time.Hour,
+	})
+	assert.ErrorIs(t, err, lambdaidemcdk.ErrInvalidProps)
 	for _, props := range []lambdaidemcdk.StreamSourceProps{
 		{Table: table, Stream: kin, StreamRetention: 168 * time.Hour},
 		{Function: fn, Stream: kin, StreamRetention: 168 * time.Hour},
