@@ -123,13 +123,14 @@ func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 			ExpiresAt: maxTime(now.Add(opts.RetryHorizon), lease.Add(time.Second)),
 		})
 		if err != nil {
+			serr := o.storeError(ctx, "claim", err)
 			// Fail open only for the store's sake: an invocation whose own
 			// context ended during the claim has no time left to run in.
 			if opts.FailOpen && errors.Is(err, ErrStoreUnavailable) && ctx.Err() == nil {
 				return o.failOpen(ctx, err)
 			}
 			o.log(ctx, slog.LevelError, "claim failed", slog.Any("error", err))
-			return zero, &StoreError{Op: "claim", Key: o.key, Err: err}
+			return zero, serr
 		}
 		if !claimed && rec.Token == token && rec.Status == StatusInProgress {
 			// Our claim was applied but its response lost; the retry saw our own record.
@@ -156,7 +157,7 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		ok, err := o.g.store.MarkExternal(ctx, fence)
 		switch {
 		case err != nil:
-			return &StoreError{Op: "mark external", Key: o.key, Err: err}
+			return o.storeError(ctx, "mark external", err)
 		case !ok:
 			return o.conflict(ctx, ErrLeaseLost, Record{Key: o.key})
 		}
@@ -209,6 +210,7 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		return zero, o.conflict(ctx, ErrLeaseLost, cur)
 	}
 	// Committed, or committed by an earlier try whose response was lost.
+	o.committed(ctx, rec, now)
 	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
 	return out, unmark(err)
 }
@@ -247,12 +249,15 @@ func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 		if cerr != nil {
 			if opts.FailOpen && len(effects) == 0 && errors.Is(cerr, ErrStoreUnavailable) {
 				// The commit is the claim in this mode: fail open as a claim would.
+				o.storeError(ctx, "commit", cerr)
 				o.log(ctx, slog.LevelWarn, "store unavailable; answering without idempotency (FailOpen)", slog.Any("error", cerr))
+				o.failedOpen(ctx, cerr)
 				return out, unmark(err)
 			}
 			return zero, o.commitFailed(ctx, cerr)
 		}
 		if committed || (cur.Status == StatusCompleted && cur.Token == token) {
+			o.committed(ctx, Record{Status: StatusCompleted, Attempts: 1}, now)
 			o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
 			return out, unmark(err)
 		}
@@ -277,7 +282,7 @@ func (o *op[Out]) commitFailed(ctx context.Context, err error) error {
 		return &RejectedError{Key: o.key, Err: err}
 	}
 	o.log(ctx, slog.LevelError, "commit failed", slog.Any("error", err))
-	return &StoreError{Op: "commit", Key: o.key, Err: err}
+	return o.storeError(ctx, "commit", err)
 }
 
 // existing decides what a duplicate gets from the record in its way.
@@ -346,7 +351,7 @@ func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error, verdict) {
 		interval = min(2*interval, time.Second)
 		cur, err := o.g.store.Get(ctx, o.key, opts.Now())
 		if err != nil {
-			return zero, &StoreError{Op: "get", Key: o.key, Err: err}, answered
+			return zero, o.storeError(ctx, "get", err), answered
 		}
 		if cur.Status != StatusInProgress || cur.LeaseUntil.Before(opts.Now()) {
 			return o.existing(ctx, cur)
@@ -372,7 +377,7 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdic
 	defer cancel()
 	if !done {
 		if _, err := o.g.store.Release(fctx, fence); err != nil {
-			return zero, &StoreError{Op: "release", Key: o.key, Err: err}, answered
+			return zero, o.storeError(ctx, "release", err), answered
 		}
 		return zero, nil, reclaim // released, or resolved by someone else: look again
 	}
@@ -386,7 +391,7 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdic
 		Now: now, ExpiresAt: now.Add(opts.RetryHorizon), Attempts: rec.Attempts, CreatedAt: rec.CreatedAt,
 	})
 	if err != nil {
-		return zero, &StoreError{Op: "commit", Key: o.key, Err: err}, answered
+		return zero, o.storeError(ctx, "commit", err), answered
 	}
 	if !committed {
 		// Resolved by someone else: another reconciler commits with the same
@@ -395,6 +400,7 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdic
 		// answer with what is stored.
 		return zero, nil, reclaim
 	}
+	o.committed(ctx, rec, now)
 	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: rec.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
 	return out, nil, answered
 }
@@ -416,15 +422,19 @@ func (o *op[Out]) abandon(ctx context.Context, f Fence, external bool) {
 	}
 	switch {
 	case err != nil:
+		o.storeError(ctx, what, err)
 		o.log(ctx, slog.LevelError, what+" failed; the record stays in progress until its lease ends", slog.Any("error", err))
 	case !ok:
 		o.log(ctx, slog.LevelWarn, what+" fenced out: another attempt owns the record")
+	case external:
+		o.hook(ctx, opts.Hooks.OnUnknown, Record{Status: StatusUnknown})
 	}
 }
 
 func (o *op[Out]) failOpen(ctx context.Context, cause error) (Out, error) {
 	var zero Out
 	o.log(ctx, slog.LevelWarn, "store unavailable; running without idempotency (FailOpen)", slog.Any("error", cause))
+	o.failedOpen(ctx, cause)
 	a := &Attempt{operationKey: operationKey(o.key), number: 0, mode: o.g.opts.Mode}
 	out, err := o.fn(withAttempt(ctx, a))
 	if effects, _ := a.close(); len(effects) > 0 {
@@ -441,7 +451,11 @@ func (o *op[Out]) replay(ctx context.Context, rec Record, from string) (Out, err
 		return out, err
 	}
 	o.g.cache.put(rec)
-	o.hook(ctx, o.g.opts.Hooks.OnReplay, rec)
+	if h := o.g.opts.Hooks.OnReplay; h != nil {
+		e := o.event(rec)
+		e.From = from
+		h(ctx, e)
+	}
 	o.log(ctx, slog.LevelInfo, "replayed", slog.String("from", from))
 	return out, err
 }

@@ -62,6 +62,11 @@ type Event struct {
 	Status Status
 	// Attempt is the claim count.
 	Attempt int
+	// From says where a replayed outcome came from, for OnReplay: "cache"
+	// (the local cache) or "store".
+	From string
+	// Duration is how long the commit call took, for OnCommit.
+	Duration time.Duration
 }
 
 // Hooks are called synchronously on the invoking goroutine; they must be
@@ -75,6 +80,21 @@ type Hooks struct {
 	// OnConflict is called when a duplicate is refused: in progress, outcome
 	// unknown, key reused with another payload, or lease lost.
 	OnConflict func(context.Context, Event, error)
+	// OnCommit is called when an outcome is committed: by the attempt that
+	// ran the handler, or by a reconcile function resolving an UNKNOWN
+	// record. Event.Duration is how long the commit call took.
+	OnCommit func(context.Context, Event)
+	// OnUnknown is called when a failed attempt that had begun an external
+	// effect leaves its record UNKNOWN, for a reconcile function or an
+	// operator to resolve.
+	OnUnknown func(context.Context, Event)
+	// OnFailOpen is called when an invocation is answered without
+	// idempotency because the store was unavailable (Options.FailOpen);
+	// the error is the store's.
+	OnFailOpen func(context.Context, Event, error)
+	// OnStoreError is called when a store call fails; the error is a
+	// [*StoreError] whose Op names the call.
+	OnStoreError func(context.Context, Event, error)
 }
 
 // Options configure a [Guard]. The zero value of every field means its

@@ -24,7 +24,12 @@ import (
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/emf"
 )
+
+// metricsService is the Service dimension of the function's CloudWatch
+// metrics (package emf), which the CDK app's alarms watch.
+const metricsService = "payments"
 
 func main() {
 	api, err := setup(context.Background(), os.Getenv)
@@ -74,7 +79,14 @@ func setup(ctx context.Context, getenv func(string) string) (*payments.API, erro
 	if err != nil {
 		return nil, err
 	}
-	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.RetryHorizon = s.ttl })
+	metrics, err := emf.New(os.Stdout, func(o *emf.Options) { o.Service = metricsService })
+	if err != nil {
+		return nil, err
+	}
+	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
+		o.RetryHorizon = s.ttl
+		o.Hooks = metrics.Hooks() // CloudWatch metrics as EMF lines on stdout
+	})
 	if err != nil {
 		return nil, err
 	}

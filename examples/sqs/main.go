@@ -25,8 +25,13 @@ import (
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/sqs/orders"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/emf"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/sqsbatch"
 )
+
+// metricsService is the Service dimension of the function's CloudWatch
+// metrics (package emf), which the CDK app's alarms watch.
+const metricsService = "orders"
 
 func main() {
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
@@ -52,9 +57,14 @@ func setup(ctx context.Context, logger *slog.Logger) (func(context.Context, even
 	if err != nil {
 		return nil, err
 	}
+	metrics, err := emf.New(os.Stdout, func(o *emf.Options) { o.Service = metricsService })
+	if err != nil {
+		return nil, err
+	}
 	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
 		o.RetryHorizon = cfg.TTL
 		o.Logger = logger
+		o.Hooks = metrics.Hooks() // CloudWatch metrics as EMF lines on stdout
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,235 @@
+package emf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// The metric names; see the package documentation for what each counts.
+const (
+	Claims            = "Claims"
+	CacheReplays      = "CacheReplays"
+	StoreReplays      = "StoreReplays"
+	RefusedInProgress = "RefusedInProgress"
+	RefusedKeyReused  = "RefusedKeyReused"
+	RefusedUnknown    = "RefusedUnknown"
+	LeaseLost         = "LeaseLost"
+	MarkedUnknown     = "MarkedUnknown"
+	FailOpen          = "FailOpen"
+	StoreErrors       = "StoreErrors"
+	CommitLatency     = "CommitLatency"
+)
+
+// The dimension names.
+const (
+	DimService   = "Service"
+	DimOperation = "Operation"
+)
+
+// Limits of the EMF specification and of CloudWatch dimensions.
+const (
+	maxNamespace      = 255
+	maxDimensionValue = 1024
+)
+
+// Options configure [Metrics]. The zero value is valid.
+type Options struct {
+	// Namespace is the CloudWatch namespace of every metric: 1 to 255
+	// ASCII characters, not starting with a colon. Default "lambdaidem".
+	Namespace string
+
+	// Service is the value of the Service dimension, naming the function
+	// or service across its operations: 1 to 1024 printable ASCII
+	// characters. Default "lambdaidem".
+	Service string
+
+	// Now is the clock for each line's Timestamp. Default time.Now.
+	Now func() time.Time
+}
+
+// Metrics writes one EMF line per hook call. It is safe for concurrent
+// use: each line is written with one Write call, under a lock.
+type Metrics struct {
+	w    io.Writer
+	opts Options
+	mu   sync.Mutex
+}
+
+// New returns Metrics writing to w (a Lambda function's os.Stdout), with
+// the options applied to the defaults. It returns an error if w is nil or
+// an option is invalid.
+func New(w io.Writer, optFns ...func(*Options)) (*Metrics, error) {
+	if w == nil {
+		return nil, errors.New("emf: nil writer")
+	}
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if o.Namespace == "" {
+		o.Namespace = "lambdaidem"
+	}
+	if o.Service == "" {
+		o.Service = "lambdaidem"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if n := len(o.Namespace); n > maxNamespace || strings.HasPrefix(o.Namespace, ":") || !printableASCII(o.Namespace) {
+		return nil, fmt.Errorf("emf: Namespace %q must be 1 to %d printable ASCII characters, not starting with ':'", o.Namespace, maxNamespace)
+	}
+	if len(o.Service) > maxDimensionValue || !printableASCII(o.Service) || strings.TrimSpace(o.Service) == "" {
+		return nil, fmt.Errorf("emf: Service %q must be 1 to %d printable ASCII characters", o.Service, maxDimensionValue)
+	}
+	return &Metrics{w: w, opts: o}, nil
+}
+
+// Hooks returns the hooks that write the metrics. Set them as
+// lambdaidem.Options.Hooks; to add hooks of your own, call these from
+// yours.
+func (m *Metrics) Hooks() lambdaidem.Hooks {
+	return lambdaidem.Hooks{
+		OnClaim: func(_ context.Context, e lambdaidem.Event) { m.count(e, Claims) },
+		OnReplay: func(_ context.Context, e lambdaidem.Event) {
+			if e.From == "cache" {
+				m.count(e, CacheReplays)
+			} else {
+				m.count(e, StoreReplays)
+			}
+		},
+		OnConflict: func(_ context.Context, e lambdaidem.Event, err error) {
+			switch {
+			case errors.Is(err, lambdaidem.ErrInProgress):
+				m.count(e, RefusedInProgress)
+			case errors.Is(err, lambdaidem.ErrKeyReused):
+				m.count(e, RefusedKeyReused)
+			case errors.Is(err, lambdaidem.ErrOutcomeUnknown):
+				m.count(e, RefusedUnknown)
+			case errors.Is(err, lambdaidem.ErrLeaseLost):
+				m.count(e, LeaseLost)
+			}
+		},
+		OnCommit: func(_ context.Context, e lambdaidem.Event) {
+			m.write(e, metric{CommitLatency, "Milliseconds", float64(e.Duration) / float64(time.Millisecond)})
+		},
+		OnUnknown:    func(_ context.Context, e lambdaidem.Event) { m.count(e, MarkedUnknown) },
+		OnFailOpen:   func(_ context.Context, e lambdaidem.Event, _ error) { m.count(e, FailOpen) },
+		OnStoreError: func(_ context.Context, e lambdaidem.Event, _ error) { m.count(e, StoreErrors) },
+	}
+}
+
+type metric struct {
+	name  string
+	unit  string
+	value float64
+}
+
+func (m *Metrics) count(e lambdaidem.Event, name string) { m.write(e, metric{name, "Count", 1}) }
+
+// line is one EMF document. Field order is the order of the output.
+type line struct {
+	AWS       metadata `json:"_aws"`
+	Service   string   `json:"Service"`
+	Operation string   `json:"Operation"`
+}
+
+type metadata struct {
+	Timestamp         int64       `json:"Timestamp"`
+	CloudWatchMetrics []directive `json:"CloudWatchMetrics"`
+}
+
+type directive struct {
+	Namespace  string       `json:"Namespace"`
+	Dimensions [][]string   `json:"Dimensions"`
+	Metrics    []definition `json:"Metrics"`
+}
+
+type definition struct {
+	Name string `json:"Name"`
+	Unit string `json:"Unit"`
+}
+
+var dimensionSets = [][]string{{DimService, DimOperation}, {DimService}}
+
+func (m *Metrics) write(e lambdaidem.Event, ms ...metric) {
+	l := line{
+		AWS: metadata{
+			Timestamp: m.opts.Now().UnixMilli(),
+			CloudWatchMetrics: []directive{{
+				Namespace:  m.opts.Namespace,
+				Dimensions: dimensionSets,
+			}},
+		},
+		Service:   m.opts.Service,
+		Operation: dimensionValue(e.Operation),
+	}
+	defs := make([]definition, 0, len(ms))
+	for _, mt := range ms {
+		defs = append(defs, definition{Name: mt.name, Unit: mt.unit})
+	}
+	l.AWS.CloudWatchMetrics[0].Metrics = defs
+	b, err := json.Marshal(l)
+	if err != nil {
+		return // unreachable: every field is a string, a number or a slice of them
+	}
+	// Metric values are root members named by the metric: append them to
+	// the object before its closing brace.
+	b = b[:len(b)-1]
+	for _, mt := range ms {
+		b = fmt.Appendf(b, ",%q:%s", mt.name, formatValue(mt.value))
+	}
+	b = append(b, '}', '\n')
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, _ = m.w.Write(b) // a metric line that cannot be written must not fail the invocation
+}
+
+// formatValue writes v as a JSON number.
+func formatValue(v float64) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// dimensionValue makes an operation name a valid dimension value: printable
+// ASCII only (others become '_'), at most 1024 bytes, never empty.
+func dimensionValue(s string) string {
+	if printableASCII(s) && len(s) <= maxDimensionValue && strings.TrimSpace(s) != "" {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() == maxDimensionValue {
+			break
+		}
+		if r < unicode.MaxASCII && unicode.IsPrint(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return "unnamed"
+	}
+	return b.String()
+}
+
+func printableASCII(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
