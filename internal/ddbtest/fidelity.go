@@ -46,12 +46,16 @@ type Departures struct {
 	// NoTimeToLive passes UpdateTimeToLive and DescribeTimeToLive to the
 	// emulator, which does not implement them.
 	NoTimeToLive bool
+	// ScanSegmentsIgnored keeps the emulator's parallel scan: it ignores
+	// Segment and TotalSegments and returns the whole table to every
+	// segment. DynamoDB gives each segment a disjoint part (see segments.go).
+	ScanSegmentsIgnored bool
 }
 
 // Emulator returns the Departures that let every departure through: the
 // emulator's own behaviour.
 func Emulator() Departures {
-	return Departures{OldItems: OldItemsLikeEmulator, TokenReplayCancelled: true, PutItemAttributes: true, NoTimeToLive: true}
+	return Departures{OldItems: OldItemsLikeEmulator, TokenReplayCancelled: true, PutItemAttributes: true, NoTimeToLive: true, ScanSegmentsIgnored: true}
 }
 
 // tokenWindow is how long DynamoDB remembers a ClientRequestToken.
@@ -77,6 +81,10 @@ func (p *Proxy) serve(dep Departures, op string, header http.Header, body []byte
 	case "UpdateTimeToLive", "DescribeTimeToLive":
 		if !dep.NoTimeToLive {
 			return p.timeToLive(op, body)
+		}
+	case "Scan":
+		if !dep.ScanSegmentsIgnored {
+			return p.scanSegment(header, body)
 		}
 	}
 	return p.call(op, header, body)

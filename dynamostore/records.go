@@ -1,0 +1,432 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// Conditions an operator's tool tests with [errors.Is].
+var (
+	// ErrTableNotFound: the table does not exist (in this account and
+	// Region, at this endpoint).
+	ErrTableNotFound = errors.New("dynamostore: table not found")
+	// ErrRecordNotFound: no item has this record key.
+	ErrRecordNotFound = errors.New("dynamostore: record not found")
+	// ErrRecordChanged: the record is no longer what was read (an attempt
+	// claimed, committed, renewed or marked it, or someone else settled
+	// it); nothing was written. Read it again and decide again.
+	ErrRecordChanged = errors.New("dynamostore: record changed since it was read")
+	// ErrNotSettleable: the record is not in a state [Records.Resolve]
+	// settles (UNKNOWN, or in progress with an external effect and a lapsed
+	// lease); nothing was written.
+	ErrNotSettleable = errors.New("dynamostore: record is not unknown")
+	// ErrMalformedKey: a string is not a record key
+	// ("<namespace>#<43 base64url characters>", see lambdaidem.RecordKey).
+	ErrMalformedKey = errors.New("dynamostore: malformed record key")
+)
+
+// RecordsClient is the part of the DynamoDB API [Records] calls, with the
+// SDK's exact signatures; *dynamodb.Client satisfies it. On the table it
+// needs dynamodb:DescribeTable, GetItem, Scan, PutItem and DeleteItem.
+type RecordsClient interface {
+	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+}
+
+// Records is an operator's view of an idempotency table: it reads records
+// (expired ones included: DynamoDB deletes them late), lists them, and
+// settles or deletes one, each write fenced on the record as it was read
+// ([UnchangedCondition]). It uses the [Store]'s record format and
+// attribute names, so give it the same [Options] as the functions' store.
+//
+//	Check    DescribeTable  the table exists and has the key schema the options say
+//	Read     GetItem        strongly consistent
+//	Scan     Scan           parallel segments, strongly consistent pages
+//	Resolve  PutItem        the completed record (done), fenced on the read
+//	         DeleteItem     the record (not done: released, a retry runs again), fenced on the read
+//	Forget   DeleteItem     any record, fenced on the read
+type Records struct {
+	client RecordsClient
+	table  string
+	opts   Options
+	codec  codec
+}
+
+// NewRecords returns Records over the table named table with the options
+// applied to the defaults. It returns an error if client is nil, table is
+// empty or an option is invalid; it makes no call (see [Records.Check]).
+func NewRecords(client RecordsClient, table string, optFns ...func(*Options)) (*Records, error) {
+	if client == nil {
+		return nil, errors.New("dynamostore: nil client")
+	}
+	if table == "" {
+		return nil, errors.New("dynamostore: empty table name")
+	}
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
+	r := &Records{client: client, table: table, opts: o}
+	r.codec = codec{opts: &r.opts}
+	return r, nil
+}
+
+// Check makes sure the table exists (else [ErrTableNotFound]) and that its
+// key schema is the one the options describe: a partition key KeyAttr
+// and, if set, a sort key SortKeyAttr.
+func (r *Records) Check(ctx context.Context) error {
+	out, err := r.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(r.table)})
+	if err != nil {
+		return r.wrap("describe table", err)
+	}
+	if out.Table == nil {
+		return fmt.Errorf("dynamostore: describe table %s: no table description", r.table)
+	}
+	want := map[types.KeyType]string{types.KeyTypeHash: r.opts.KeyAttr}
+	if r.opts.SortKeyAttr != "" {
+		want[types.KeyTypeRange] = r.opts.SortKeyAttr
+	}
+	got := map[types.KeyType]string{}
+	for _, k := range out.Table.KeySchema {
+		got[k.KeyType] = aws.ToString(k.AttributeName)
+	}
+	for _, kt := range []types.KeyType{types.KeyTypeHash, types.KeyTypeRange} {
+		if got[kt] != want[kt] {
+			return fmt.Errorf("dynamostore: table %s has %s key %q, the options say %q (set KeyAttr / SortKeyAttr as the functions' store does)",
+				r.table, strings.ToLower(string(kt)), got[kt], want[kt])
+		}
+	}
+	return nil
+}
+
+// CheckRecordKey returns an error matching [ErrMalformedKey] unless k has
+// the form of a record key: "<namespace>#<hash>", with a namespace of no
+// '#' and the 43-character base64url SHA-256 that lambdaidem.RecordKey
+// writes.
+func CheckRecordKey(k string) error {
+	ns, hash, ok := strings.Cut(k, "#")
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: %q has no '#' between namespace and hash", ErrMalformedKey, k)
+	case ns == "":
+		return fmt.Errorf("%w: %q has an empty namespace", ErrMalformedKey, k)
+	case len(hash) != 43 || strings.Trim(hash, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "":
+		return fmt.Errorf("%w: %q: the part after '#' is not a 43-character base64url SHA-256", ErrMalformedKey, k)
+	}
+	return nil
+}
+
+// Read returns the record key with a strongly consistent GetItem, expired
+// or not (see lambdaidem.Record.Live). A missing record is an error
+// matching [ErrRecordNotFound]; an item that is not a record, one matching
+// [ErrMalformedRecord].
+func (r *Records) Read(ctx context.Context, key string) (lambdaidem.Record, error) {
+	if err := CheckRecordKey(key); err != nil {
+		return lambdaidem.Record{}, err
+	}
+	out, err := r.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(r.table),
+		Key:            r.codec.key(key),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return lambdaidem.Record{}, r.wrap("get", err)
+	}
+	if len(out.Item) == 0 {
+		return lambdaidem.Record{}, fmt.Errorf("%w: %s in table %s", ErrRecordNotFound, key, r.table)
+	}
+	rec, err := r.codec.decode(out.Item)
+	if err != nil {
+		return lambdaidem.Record{}, fmt.Errorf("dynamostore: record %s: %w", key, err)
+	}
+	return rec, nil
+}
+
+// ScanOptions configure [Records.Scan]. The zero value is valid.
+type ScanOptions struct {
+	// Segments is how many parallel scan segments (and goroutines) read
+	// the table. Default 1; at most 1,000,000 (DynamoDB's limit).
+	Segments int
+	// PageSize caps the items one Scan call reads (its Limit). Default 0:
+	// DynamoDB's own page of up to 1 MB.
+	PageSize int32
+	// Progress, if set, is called after every page with the running totals.
+	// Calls are serialized.
+	Progress func(ScanProgress)
+	// Malformed, if set, is called for every item that is not a record the
+	// options can read, with its key attribute and the decoding error.
+	// Default: such items are skipped. Calls are serialized with fn's.
+	Malformed func(key string, err error)
+}
+
+// ScanProgress is the running total of a scan.
+type ScanProgress struct {
+	// Pages and Items are the pages and items read so far, all segments
+	// together.
+	Pages, Items int64
+	// SegmentsDone counts the segments that reached the end of the table.
+	SegmentsDone, Segments int
+}
+
+// Scan reads the whole table with strongly consistent Scan calls, in
+// o.Segments parallel segments, and calls fn with every record, expired
+// ones included. Calls to fn are serialized (never concurrent), in no
+// particular order. The first error, from DynamoDB or from fn, stops the
+// scan and is returned.
+func (r *Records) Scan(ctx context.Context, o ScanOptions, fn func(lambdaidem.Record) error) error {
+	segments := max(o.Segments, 1)
+	if segments > 1_000_000 {
+		return fmt.Errorf("dynamostore: %d scan segments; DynamoDB allows at most 1000000", segments)
+	}
+	if o.PageSize < 0 {
+		return fmt.Errorf("dynamostore: negative scan page size %d", o.PageSize)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu    sync.Mutex // serializes fn, Malformed and Progress
+		pages atomic.Int64
+		items atomic.Int64
+		done  atomic.Int64
+		wg    sync.WaitGroup
+	)
+	deliver := func(page []map[string]types.AttributeValue, last bool) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err // another segment failed, or fn did
+		}
+		for _, item := range page {
+			if !r.isRecordItem(item) {
+				continue
+			}
+			rec, err := r.codec.decode(item)
+			if err != nil {
+				if o.Malformed != nil {
+					k, _ := item[r.opts.KeyAttr].(*types.AttributeValueMemberS)
+					var key string
+					if k != nil {
+						key = k.Value
+					}
+					o.Malformed(key, err)
+				}
+				continue
+			}
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+		p, n := pages.Add(1), items.Add(int64(len(page)))
+		d := done.Load()
+		if last {
+			d = done.Add(1)
+		}
+		if o.Progress != nil {
+			o.Progress(ScanProgress{Pages: p, Items: n, SegmentsDone: int(d), Segments: segments})
+		}
+		return nil
+	}
+	for seg := range segments {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.scanSegment(ctx, seg, segments, o.PageSize, deliver); err != nil {
+				cancel(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
+}
+
+func (r *Records) scanSegment(ctx context.Context, seg, segments int, pageSize int32,
+	deliver func([]map[string]types.AttributeValue, bool) error) error {
+	in := &dynamodb.ScanInput{TableName: aws.String(r.table), ConsistentRead: aws.Bool(true)}
+	if segments > 1 {
+		in.Segment, in.TotalSegments = aws.Int32(int32(seg)), aws.Int32(int32(segments))
+	}
+	if pageSize > 0 {
+		in.Limit = aws.Int32(pageSize)
+	}
+	if r.opts.SortKeyAttr != "" {
+		in.FilterExpression = aws.String(CurrentRecordsFilter)
+		in.ExpressionAttributeNames = map[string]string{"#sk": r.opts.SortKeyAttr}
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":sk": str(r.opts.SortKeyValue)}
+	}
+	for {
+		out, err := r.client.Scan(ctx, in)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return r.wrap("scan", err)
+		}
+		last := len(out.LastEvaluatedKey) == 0
+		if err := deliver(out.Items, last); err != nil {
+			return err
+		}
+		if last {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// isRecordItem reports whether a scanned item is a record and not another
+// item of a shared table: with a sort key, it has the records' value.
+func (r *Records) isRecordItem(item map[string]types.AttributeValue) bool {
+	if r.opts.SortKeyAttr == "" {
+		return true
+	}
+	sk, ok := item[r.opts.SortKeyAttr].(*types.AttributeValueMemberS)
+	return ok && sk.Value == r.opts.SortKeyValue
+}
+
+// Settleable reports whether Resolve may settle rec at now: it is UNKNOWN,
+// or in progress with its external-effect mark set and its lease lapsed
+// (its owner died after the effect began, so the record is as good as
+// UNKNOWN). A record in progress whose lease still runs may have a live
+// owner and is never settleable.
+func Settleable(rec lambdaidem.Record, now time.Time) bool {
+	switch rec.Status {
+	case lambdaidem.StatusUnknown:
+		return true
+	case lambdaidem.StatusInProgress:
+		return rec.External && rec.LeaseUntil.Before(now)
+	}
+	return false
+}
+
+// Resolution is how [Records.Resolve] settles a record.
+type Resolution struct {
+	// Done says the operation's effect happened: the record becomes
+	// COMPLETED with Outcome, and duplicates replay it. When false, the
+	// effect did not happen: the record is deleted (released) and the next
+	// retry runs the operation again.
+	Done bool
+	// Outcome is the stored outcome for Done, as
+	// lambdaidem.EncodeStoredOutcome returns it.
+	Outcome []byte
+	// Now is the operator's clock: the completion time and the time
+	// against which the lease is judged lapsed.
+	Now time.Time
+	// ExpiresAt is when the completed record is forgotten (its TTL); never
+	// earlier than the expiration the record had. Zero keeps it.
+	ExpiresAt time.Time
+}
+
+// Resolve settles rec, a record as [Records.Read] or [Records.Scan]
+// returned it, fenced on it: if the record changed since it was read the
+// result is an error matching [ErrRecordChanged] and nothing is written. A
+// record that is not [Settleable] at res.Now is refused with
+// [ErrNotSettleable]. Done writes the completed record (one PutItem, with
+// the owner's token, as a reconcile function's commit does, so that a
+// stalled owner still running is fenced out and replays it); not done
+// deletes it (one DeleteItem).
+func (r *Records) Resolve(ctx context.Context, rec lambdaidem.Record, res Resolution) error {
+	if !Settleable(rec, res.Now) {
+		return fmt.Errorf("%w: %s is %s%s", ErrNotSettleable, rec.Key, rec.Status, describeInProgress(rec, res.Now))
+	}
+	if !res.Done {
+		return r.deleteUnchanged(ctx, "resolve", rec)
+	}
+	if len(res.Outcome) == 0 {
+		return errors.New("dynamostore: resolving as done needs an outcome")
+	}
+	if max := maxOutcome; len(res.Outcome) > max {
+		return fmt.Errorf("%w: %d bytes, at most %d fit in a record", lambdaidem.ErrOutcomeTooLarge, len(res.Outcome), max)
+	}
+	expires := rec.ExpiresAt
+	if res.ExpiresAt.After(expires) {
+		expires = res.ExpiresAt
+	}
+	item := r.codec.completed(lambdaidem.Commit{
+		Key: rec.Key, Token: rec.Token, Fingerprint: rec.Fingerprint, Outcome: res.Outcome,
+		Now: res.Now, ExpiresAt: expires, Attempts: rec.Attempts, CreatedAt: rec.CreatedAt,
+	})
+	_, err := r.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(r.table),
+		Item:                      item,
+		ConditionExpression:       aws.String(UnchangedCondition),
+		ExpressionAttributeNames:  unchangedNames(&r.opts),
+		ExpressionAttributeValues: unchangedValues(rec),
+	})
+	return r.unchanged("resolve", rec.Key, err)
+}
+
+// maxOutcome keeps a resolved record under DynamoDB's 400 KB item limit,
+// with room for the other attributes; the Guard's default cap.
+const maxOutcome = 300_000
+
+// Forget deletes rec, a record as Read or Scan returned it, with one
+// DeleteItem fenced on it ([ErrRecordChanged] if it changed). The next
+// request with its key runs the operation again: forget a record only when
+// that is safe.
+func (r *Records) Forget(ctx context.Context, rec lambdaidem.Record) error {
+	return r.deleteUnchanged(ctx, "forget", rec)
+}
+
+func (r *Records) deleteUnchanged(ctx context.Context, op string, rec lambdaidem.Record) error {
+	_, err := r.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(r.table),
+		Key:                       r.codec.key(rec.Key),
+		ConditionExpression:       aws.String(UnchangedCondition),
+		ExpressionAttributeNames:  unchangedNames(&r.opts),
+		ExpressionAttributeValues: unchangedValues(rec),
+	})
+	return r.unchanged(op, rec.Key, err)
+}
+
+// unchanged maps a fenced write's failed condition to ErrRecordChanged.
+func (r *Records) unchanged(op, key string, err error) error {
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ccf):
+		return fmt.Errorf("%w: %s %s: read it again", ErrRecordChanged, op, key)
+	}
+	return r.wrap(op, err)
+}
+
+// wrap classifies err as the Store does, and a missing table as
+// ErrTableNotFound.
+func (r *Records) wrap(op string, err error) error {
+	var rnf *types.ResourceNotFoundException
+	if errors.As(err, &rnf) {
+		return fmt.Errorf("%w: %s (%s: %v)", ErrTableNotFound, r.table, op, err)
+	}
+	return wrapErr(op, err)
+}
+
+func describeInProgress(rec lambdaidem.Record, now time.Time) string {
+	switch {
+	case rec.Status != lambdaidem.StatusInProgress:
+		return ""
+	case !rec.External:
+		return " without an external effect (a retry after its lease takes it over)"
+	case !rec.LeaseUntil.Before(now):
+		return fmt.Sprintf(", its owner's lease runs until %s", rec.LeaseUntil.UTC().Format(time.RFC3339))
+	}
+	return ""
+}

@@ -1,0 +1,60 @@
+package dynamostore
+
+import (
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// The expressions of [Records], with fixed placeholders. The names map
+// (recordNames) binds each #name to the attribute the Options give it.
+const (
+	// UnchangedCondition fences an operator's write on the record as it was
+	// read: the same owner token, status and expiration, and the same lease,
+	// external mark and attempt count where the read had them. Every write
+	// the library makes to a record changes at least one of these: a claim
+	// or takeover the token, a commit or a mark-unknown the status, a lease
+	// renewal the lease, BeginExternal the external mark. An attribute the
+	// read did not have can only appear with a new token (a claim), which
+	// the token comparison refuses.
+	UnchangedCondition = "#status = :status AND #attempt = :attempt AND #expiration = :expiration" +
+		" AND (attribute_not_exists(#lease) OR #lease = :lease)" +
+		" AND (attribute_not_exists(#external) OR #external = :external)" +
+		" AND (attribute_not_exists(#attempts) OR #attempts = :attempts)"
+
+	// CurrentRecordsFilter keeps, in a scan of a table shared with other
+	// items (a single-table design with a sort key), the items that carry
+	// the records' static sort key value.
+	CurrentRecordsFilter = "#sk = :sk"
+)
+
+// unchangedNames are the names UnchangedCondition uses, bound to o.
+func unchangedNames(o *Options) map[string]string {
+	return map[string]string{
+		"#status":     o.StatusAttr,
+		"#attempt":    o.AttemptAttr,
+		"#expiration": o.ExpirationAttr,
+		"#lease":      o.InProgressExpirationAttr,
+		"#external":   o.ExternalAttr,
+		"#attempts":   o.AttemptsAttr,
+	}
+}
+
+// unchangedValues are the values UnchangedCondition compares with: those
+// of the record r as read. An attribute r did not have gets a value no
+// record of the library holds with it (lease 0, external false, attempts
+// 0), so that its appearance without a new token is refused too.
+func unchangedValues(r lambdaidem.Record) map[string]types.AttributeValue {
+	var lease int64
+	if !r.LeaseUntil.IsZero() {
+		lease = r.LeaseUntil.UnixMilli()
+	}
+	return map[string]types.AttributeValue{
+		":status":     str(string(r.Status)),
+		":attempt":    str(r.Token),
+		":expiration": num(r.ExpiresAt.Unix()),
+		":lease":      num(lease),
+		":external":   &types.AttributeValueMemberBOOL{Value: r.External},
+		":attempts":   num(int64(r.Attempts)),
+	}
+}
