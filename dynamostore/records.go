@@ -107,10 +107,10 @@ func (r *Records) Check(ctx context.Context) error {
 	for _, k := range out.Table.KeySchema {
 		got[k.KeyType] = aws.ToString(k.AttributeName)
 	}
-	for _, kt := range []types.KeyType{types.KeyTypeHash, types.KeyTypeRange} {
+	for kt, name := range map[types.KeyType]string{types.KeyTypeHash: "partition", types.KeyTypeRange: "sort"} {
 		if got[kt] != want[kt] {
-			return fmt.Errorf("dynamostore: table %s has %s key %q, the options say %q (set KeyAttr / SortKeyAttr as the functions' store does)",
-				r.table, strings.ToLower(string(kt)), got[kt], want[kt])
+			return fmt.Errorf("dynamostore: table %s has %s key %q, the options say %q (give the options the functions' store has)",
+				r.table, name, got[kt], want[kt])
 		}
 	}
 	return nil

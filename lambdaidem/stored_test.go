@@ -70,3 +70,16 @@ func TestEncodeStoredOutcomeRefusesWhatNoGuardStores(t *testing.T) {
 		}
 	}
 }
+
+func TestOperationKeyIsTheAttemptsDownstreamKey(t *testing.T) {
+	f := newFixture(t)
+	var seen string
+	lambdaidem.Do(context.Background(), f.guard, call("k", "a"), func(ctx context.Context) (string, error) {
+		a, _ := lambdaidem.AttemptFrom(ctx)
+		seen = a.OperationKey()
+		return "ok", nil
+	})
+	if got := lambdaidem.OperationKey(f.onlyRecord(t).Key); got != seen || got == "" {
+		t.Fatalf("OperationKey(record key) = %q; the attempt used %q", got, seen)
+	}
+}

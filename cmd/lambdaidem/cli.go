@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+)
+
+// Exit statuses.
+const (
+	exitOK           = 0
+	exitFailure      = 1
+	exitUsage        = 2
+	exitNoTable      = 3
+	exitMalformedKey = 4
+	exitNoRecord     = 5
+	exitChanged      = 6
+	exitNotSettle    = 7
+	exitNotConfirmed = 8
+)
+
+// streams are the command's standard streams.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// env is what the command takes from its surroundings: test seams.
+type env struct {
+	getenv func(string) string
+	now    func() time.Time
+	// client builds the DynamoDB client for an endpoint ("" for AWS's)
+	// and a Region ("" for the configured one).
+	client func(ctx context.Context, endpoint, region string) (dynamostore.RecordsClient, error)
+	// progressEvery is the least time between two progress lines of list.
+	progressEvery time.Duration
+}
+
+// system is the real environment: the process's variables and clock, and
+// a client from the shared AWS configuration.
+func system() env {
+	return env{getenv: os.Getenv, now: time.Now, client: awsClient, progressEvery: time.Second}
+}
+
+// awsClient loads the usual AWS configuration (environment, shared files,
+// SSO, roles) and points the client at endpoint when one is given.
+func awsClient(ctx context.Context, endpoint, region string) (dynamostore.RecordsClient, error) {
+	var opts []func(*config.LoadOptions) error
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	}), nil
+}
+
+// usageError is a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// errNotConfirmed: the operator did not confirm a deletion.
+var errNotConfirmed = errors.New("not confirmed; nothing was deleted")
+
+const usage = `usage: lambdaidem <command> [flags] [args]
+
+Commands:
+  key      print the record key of a client's idempotency key (no AWS call)
+  show     print one record: state, times, lease, external mark, fingerprint, outcome (redacted)
+  list     list records, filtered by status, stuck, age
+  resolve  settle an UNKNOWN record as done (with its outcome) or not done (released)
+  forget   delete a record, after confirmation
+
+Run 'lambdaidem <command> -h' for a command's flags.
+Exit status: 0 ok, 1 failure, 2 usage, 3 no such table, 4 malformed key,
+5 no such record, 6 record changed meanwhile, 7 record not settleable, 8 not confirmed.
+`
+
+// run runs the command line args and returns the exit status.
+func run(ctx context.Context, args []string, s streams, e env) int {
+	if len(args) == 0 {
+		fmt.Fprint(s.err, usage)
+		return exitUsage
+	}
+	commands := map[string]func(context.Context, []string, streams, env) error{
+		"key": keyCmd, "show": showCmd, "list": listCmd, "resolve": resolveCmd, "forget": forgetCmd,
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+			fmt.Fprint(s.out, usage)
+			return exitOK
+		}
+		fmt.Fprintf(s.err, "lambdaidem: unknown command %q\n%s", args[0], usage)
+		return exitUsage
+	}
+	err := cmd(ctx, args[1:], s, e)
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(s.err, "lambdaidem %s: %v\n", args[0], err)
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var u *usageError
+	switch {
+	case errors.As(err, &u):
+		return exitUsage
+	case errors.Is(err, dynamostore.ErrTableNotFound):
+		return exitNoTable
+	case errors.Is(err, dynamostore.ErrMalformedKey):
+		return exitMalformedKey
+	case errors.Is(err, dynamostore.ErrRecordNotFound):
+		return exitNoRecord
+	case errors.Is(err, dynamostore.ErrRecordChanged):
+		return exitChanged
+	case errors.Is(err, dynamostore.ErrNotSettleable):
+		return exitNotSettle
+	case errors.Is(err, errNotConfirmed):
+		return exitNotConfirmed
+	}
+	return exitFailure
+}
+
+// tableFlags are the flags of every command that reads the table.
+type tableFlags struct {
+	table, endpoint, region            string
+	keyAttr, sortKeyAttr, sortKeyValue string
+}
+
+func (t *tableFlags) register(fs *flag.FlagSet, e env) {
+	fs.StringVar(&t.table, "table", e.getenv("IDEMPOTENCY_TABLE"), "the idempotency table (default $IDEMPOTENCY_TABLE)")
+	fs.StringVar(&t.endpoint, "endpoint", e.getenv("AWS_ENDPOINT_URL_DYNAMODB"), "DynamoDB endpoint URL (default $AWS_ENDPOINT_URL_DYNAMODB, else AWS's)")
+	fs.StringVar(&t.region, "region", "", "AWS Region (default: from the AWS configuration)")
+	fs.StringVar(&t.keyAttr, "key-attr", "", "partition key attribute, as the functions' store has it (default id)")
+	fs.StringVar(&t.sortKeyAttr, "sort-key-attr", "", "sort key attribute, for a table with one")
+	fs.StringVar(&t.sortKeyValue, "sort-key-value", "", "the records' static sort key value")
+}
+
+// open builds the client and the Records view, and checks the table.
+func (t *tableFlags) open(ctx context.Context, e env) (*dynamostore.Records, error) {
+	if t.table == "" {
+		return nil, usagef("no table: pass --table or set IDEMPOTENCY_TABLE")
+	}
+	client, err := e.client(ctx, t.endpoint, t.region)
+	if err != nil {
+		return nil, err
+	}
+	r, err := dynamostore.NewRecords(client, t.table, func(o *dynamostore.Options) {
+		o.KeyAttr, o.SortKeyAttr, o.SortKeyValue = t.keyAttr, t.sortKeyAttr, t.sortKeyValue
+	})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if err := r.Check(ctx); err != nil {
+		if errors.Is(err, dynamostore.ErrTableNotFound) {
+			where := "the configured Region"
+			if t.endpoint != "" {
+				where = t.endpoint
+			}
+			if t.region != "" {
+				where = "Region " + t.region
+			}
+			return nil, fmt.Errorf("%w: no table %q at %s (check --table, --region, --endpoint)", dynamostore.ErrTableNotFound, t.table, where)
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+// parse parses fs and checks the number of positional arguments.
+func parse(fs *flag.FlagSet, args []string, positional string) ([]string, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usagef("%v", err)
+	}
+	rest := fs.Args()
+	// Flags may also follow the positional argument.
+	if len(rest) > 1 && strings.HasPrefix(rest[1], "-") {
+		if err := fs.Parse(rest[1:]); err != nil {
+			return nil, usagef("%v", err)
+		}
+		rest = append(rest[:1:1], fs.Args()...)
+	}
+	switch {
+	case positional == "" && len(rest) > 0:
+		return nil, usagef("unexpected argument %q", rest[0])
+	case positional != "" && len(rest) != 1:
+		return nil, usagef("want exactly one %s, got %d arguments", positional, len(rest))
+	}
+	return rest, nil
+}
+
+func newFlagSet(name string, s streams, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	fs.Usage = func() {
+		fmt.Fprintf(s.err, "usage: lambdaidem %s %s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// keyCmd prints the record key of a client's idempotency key.
+func keyCmd(_ context.Context, args []string, s streams, _ env) error {
+	fs := newFlagSet("key", s, "--operation NAME [--namespace N] [--scope S | --principal P --route R] CLIENT-KEY")
+	namespace := fs.String("namespace", "lambdaidem", "the Guard's Options.Namespace")
+	operation := fs.String("operation", "", "the operation name (apigw.New's, sqsbatch.Wrap's, Call.Operation) (required)")
+	scope := fs.String("scope", "", "the Call's Scope exactly (sqsbatch: what Options.Scope returned; default none)")
+	principal := fs.String("principal", "", "API Gateway: the caller's principal (JWT sub, authorizer principalId, IAM ARN, API key id)")
+	route := fs.String("route", "", `API Gateway: the method and route, as "POST /payments"`)
+	rest, err := parse(fs, args, "client key")
+	if err != nil {
+		return err
+	}
+	switch {
+	case *operation == "":
+		return usagef("--operation is required")
+	case *scope != "" && (*principal != "" || *route != ""):
+		return usagef("give --scope, or --principal and --route, not both")
+	case (*principal != "") != (*route != ""):
+		return usagef("--principal and --route go together (API Gateway scopes keys by both)")
+	case strings.Contains(*namespace, "#") || *namespace == "":
+		return usagef("--namespace %q: must be non-empty, without '#'", *namespace)
+	}
+	sc := *scope
+	if *route != "" {
+		sc = *principal + "\n" + *route // as lambdaidem/apigw scopes a request
+	}
+	fmt.Fprintln(s.out, lambdaidem.RecordKey(*namespace, sc, *operation, rest[0]))
+	return nil
+}

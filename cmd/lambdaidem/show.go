@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// showCmd prints one record.
+func showCmd(ctx context.Context, args []string, s streams, e env) error {
+	fs := newFlagSet("show", s, "[flags] RECORD-KEY")
+	var t tableFlags
+	t.register(fs, e)
+	reveal := fs.Bool("reveal", false, "print the stored outcome (it may hold personal data)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	rest, err := parse(fs, args, "record key")
+	if err != nil {
+		return err
+	}
+	if err := dynamostore.CheckRecordKey(rest[0]); err != nil {
+		return err
+	}
+	r, err := t.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	rec, err := r.Read(ctx, rest[0])
+	if err != nil {
+		return err
+	}
+	v := newView(rec, e.now(), *reveal)
+	if *asJSON {
+		return json.NewEncoder(s.out).Encode(v)
+	}
+	v.print(s.out)
+	return nil
+}
+
+// view is a record as an operator reads it, in text or JSON.
+type view struct {
+	Key          string          `json:"key"`
+	Status       string          `json:"status"`
+	State        string          `json:"state"`
+	Revision     string          `json:"revision"`
+	Attempts     int             `json:"attempts"`
+	CreatedAt    *time.Time      `json:"created_at,omitempty"`
+	CompletedAt  *time.Time      `json:"completed_at,omitempty"`
+	LeaseUntil   *time.Time      `json:"lease_until,omitempty"`
+	ExpiresAt    time.Time       `json:"expires_at"`
+	Expired      bool            `json:"expired"`
+	External     bool            `json:"external"`
+	Fingerprint  string          `json:"fingerprint,omitempty"`
+	OperationKey string          `json:"operation_key"`
+	OutcomeBytes int             `json:"outcome_bytes"`
+	Outcome      json.RawMessage `json:"outcome,omitempty"`
+	Error        *storedError    `json:"error,omitempty"`
+
+	now time.Time
+}
+
+type storedError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+func newView(rec lambdaidem.Record, now time.Time, reveal bool) view {
+	v := view{
+		Key: rec.Key, Status: string(rec.Status), State: state(rec, now), Revision: revision(rec),
+		Attempts: rec.Attempts, ExpiresAt: rec.ExpiresAt.UTC(), Expired: !rec.Live(now), External: rec.External,
+		Fingerprint: rec.Fingerprint, OperationKey: lambdaidem.OperationKey(rec.Key), OutcomeBytes: len(rec.Outcome), now: now,
+	}
+	v.CreatedAt, v.CompletedAt, v.LeaseUntil = opt(rec.CreatedAt), opt(rec.CompletedAt), opt(rec.LeaseUntil)
+	if reveal && len(rec.Outcome) > 0 {
+		o, err := lambdaidem.DecodeStoredOutcome(rec.Outcome)
+		switch {
+		case err != nil:
+			// Not an envelope: sealed by an Options.Sealer, or not written by
+			// lambdaidem. Show the raw text.
+			v.Outcome, _ = json.Marshal(string(rec.Outcome))
+		case o.Bin != nil:
+			v.Outcome, _ = json.Marshal(map[string][]byte{"codec_bytes": o.Bin}) // a custom Codec's encoding, base64
+		case o.Err != nil:
+			v.Error = &storedError{Type: o.Err.Type, Message: o.Err.Message}
+		default:
+			v.Outcome = o.Value
+		}
+	}
+	return v
+}
+
+func opt(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// state says in a few words what the record means now.
+func state(rec lambdaidem.Record, now time.Time) string {
+	switch {
+	case !rec.Live(now):
+		return "expired: treated as absent, the next request runs the operation"
+	case rec.Status == lambdaidem.StatusUnknown:
+		return "outcome unknown: resolve it (done or not done)"
+	case rec.Status == lambdaidem.StatusCompleted:
+		return "completed: duplicates replay the outcome"
+	case rec.LeaseUntil.Before(now) && rec.External:
+		return "stuck: its owner began an external effect and its lease lapsed; as good as UNKNOWN, resolve it"
+	case rec.LeaseUntil.Before(now):
+		return "stuck: lease lapsed; the next retry takes it over"
+	}
+	return "in progress: an attempt holds it"
+}
+
+// revision identifies the record's state as read: resolve and forget
+// refuse, given --revision, a record that is no longer this one.
+func revision(rec lambdaidem.Record) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%d\x00%t", rec.Status, rec.Token, rec.Attempts,
+		rec.LeaseUntil.UnixMilli(), rec.ExpiresAt.Unix(), rec.External)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))[:12]
+}
+
+func (v view) print(w io.Writer) {
+	line := func(name, value string) { fmt.Fprintf(w, "%-14s %s\n", name, value) }
+	line("record", v.Key)
+	line("status", v.Status+" ("+v.State+")")
+	line("revision", v.Revision)
+	line("attempts", fmt.Sprint(v.Attempts))
+	line("created", v.when(v.CreatedAt))
+	line("completed", v.when(v.CompletedAt))
+	line("lease until", v.when(v.LeaseUntil))
+	line("expires", v.when(&v.ExpiresAt))
+	ext := "no"
+	if v.External {
+		ext = "yes: an external effect began; ask the downstream API about the operation key"
+	}
+	line("external", ext)
+	line("fingerprint", orDash(v.Fingerprint))
+	line("operation key", v.OperationKey)
+	switch {
+	case v.OutcomeBytes == 0:
+		line("outcome", "-")
+	case v.Error != nil:
+		line("outcome", fmt.Sprintf("terminal error %s: %s", v.Error.Type, v.Error.Message))
+	case v.Outcome != nil:
+		line("outcome", string(v.Outcome))
+	default:
+		line("outcome", fmt.Sprintf("%d bytes, redacted (--reveal prints it)", v.OutcomeBytes))
+	}
+}
+
+func (v view) when(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	d := t.Sub(v.now).Round(time.Second)
+	rel := "in " + d.String()
+	if d < 0 {
+		rel = (-d).String() + " ago"
+	}
+	return t.Format(time.RFC3339Nano) + " (" + rel + ")"
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
