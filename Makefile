@@ -5,13 +5,13 @@ GO      ?= go
 ARCHES  ?= arm64 amd64
 EXAMPLES = api-gateway sqs
 
-.PHONY: all test fmt-check vet unit cdk-test e2e demo run bench chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
+.PHONY: all test fmt-check vet unit cli-test cdk-test e2e demo run bench chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
 
 all: test
 
 ## test: formatting, vet, the race-enabled unit and integration tests, the CDK tests,
 ## the end-to-end suite under the Lambda RIE, and every fuzz target for 2s
-test: fmt-check vet fuzz-short unit cdk-test e2e
+test: fmt-check vet fuzz-short unit cli-test cdk-test e2e
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -24,6 +24,10 @@ vet:
 unit:
 	$(GO) test -race -count=1 ./...
 	cd kmsseal && $(GO) test -race -count=1 ./...
+
+## cli-test: the lambdaidem command (its own module) against the in-process DynamoDB endpoint
+cli-test:
+	cd cmd/lambdaidem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 cdk-test:
 	@command -v node >/dev/null || { echo "node is required by the CDK's Go bindings (jsii)"; exit 1; }

@@ -120,7 +120,9 @@ func payCall(key string) lambdaidem.Call[string] {
 	return lambdaidem.Call[string]{Operation: "CreatePayment", Key: key, Fingerprint: "fp"}
 }
 
-func recordKey(key string) string { return lambdaidem.RecordKey("lambdaidem", "", "CreatePayment", key) }
+func recordKey(key string) string {
+	return lambdaidem.RecordKey("lambdaidem", "", "CreatePayment", key)
+}
 
 // expect fails t unless r exited with code and its stdout and stderr
 // contain the given strings.
