@@ -188,6 +188,13 @@ func (s *crashStore) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool
 	return s.inner.MarkExternal(ctx, f)
 }
 
+func (s *crashStore) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
+	if p := planFrom(ctx); p != nil && p.dead.Load() {
+		return false, errCrashed
+	}
+	return s.inner.Renew(ctx, r)
+}
+
 func (s *crashStore) MarkUnknown(ctx context.Context, f lambdaidem.Fence, expiresAt time.Time) (bool, error) {
 	if p := planFrom(ctx); p != nil && p.dead.Load() {
 		return false, errCrashed

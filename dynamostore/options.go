@@ -64,6 +64,11 @@ type Options struct {
 	// record is never taken over. Default "external".
 	ExternalAttr string
 
+	// RenewedAtAttr holds when the current owner last renewed its lease
+	// (lambdaidem.Options.Renew), a Number of Unix milliseconds. Default
+	// "renewed_at".
+	RenewedAtAttr string
+
 	// ConflictRetries is how many times a commit is sent again after
 	// DynamoDB cancels its transaction for a TransactionConflict (another
 	// transaction was writing one of its items). After the last retry, or
@@ -83,7 +88,7 @@ type Options struct {
 
 func (o *Options) setDefaults() error {
 	names := o.attrNames()
-	defaults := []string{"id", "", "status", "expiration", "in_progress_expiration", "validation", "data", "attempt", "attempts", "created_at", "completed_at", "external"}
+	defaults := []string{"id", "", "status", "expiration", "in_progress_expiration", "validation", "data", "attempt", "attempts", "created_at", "completed_at", "external", "renewed_at"}
 	for i, p := range names {
 		if *p.v == "" {
 			*p.v = defaults[i]
@@ -146,5 +151,6 @@ func (o *Options) attrNames() []namedAttr {
 		{"CreatedAtAttr", &o.CreatedAtAttr},
 		{"CompletedAtAttr", &o.CompletedAtAttr},
 		{"ExternalAttr", &o.ExternalAttr},
+		{"RenewedAtAttr", &o.RenewedAtAttr},
 	}
 }

@@ -82,6 +82,7 @@ func (c codec) decode(item map[string]types.AttributeValue) (lambdaidem.Record, 
 	r.CreatedAt = d.time(o.CreatedAtAttr, time.Millisecond, false)
 	r.CompletedAt = d.time(o.CompletedAtAttr, time.Millisecond, false)
 	r.External = d.boolean(o.ExternalAttr)
+	r.RenewedAt = d.time(o.RenewedAtAttr, time.Millisecond, false)
 	if d.err == nil {
 		switch r.Status {
 		case lambdaidem.StatusInProgress, lambdaidem.StatusCompleted, lambdaidem.StatusUnknown:

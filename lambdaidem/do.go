@@ -24,9 +24,21 @@ type Call[Out any] struct {
 	// stored one is refused with [ErrKeyReused].
 	Fingerprint string
 	// Reconcile, if set, resolves a record left UNKNOWN by an earlier
-	// attempt: it returns the outcome and true if the external effect
-	// happened, false if it did not (the operation then runs again), or an
-	// error if it cannot tell yet (the caller gets [ErrOutcomeUnknown]).
+	// attempt (or in progress with an external effect and a lapsed lease):
+	// it returns the outcome and true if the external effect happened,
+	// false if it did not (the record is released and the operation runs
+	// again), or an error if it cannot tell yet (the caller gets
+	// [ErrOutcomeUnknown]).
+	//
+	// Answer false only when the downstream system has no record of
+	// Unknown.OperationKey AND guarantees that no earlier attempt's call
+	// can still apply: a request already sent may land late (a lease can
+	// stop a new attempt, not one already in flight). A provider that keeps
+	// idempotency keys and refuses a late request under a key it answered
+	// "unknown" for gives that guarantee; otherwise return an error (cannot
+	// tell yet) until the longest such call would have ended. The core never
+	// calls Reconcile on a record whose owner renewed its lease less than
+	// Options.MaxRunTime ago (see Unknown.RenewedAt).
 	Reconcile func(context.Context, Unknown) (Out, bool, error)
 }
 
@@ -41,6 +53,10 @@ type Unknown struct {
 	Attempts int
 	// Since is when the operation was first claimed.
 	Since time.Time
+	// RenewedAt is when the last owner last renewed its lease (see
+	// Options.Renew); zero if it never did. An owner that renewed ran where
+	// deadlines are not enforced: a call it made may still be in flight.
+	RenewedAt time.Time
 }
 
 // maxRounds bounds how often one call goes back to claim after finding the
@@ -164,14 +180,17 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		return nil
 	}
 	o.hook(ctx, opts.Hooks.OnClaim, rec)
+	hctx, rn := o.renew(ctx, rec, token)
 	defer func() {
 		if p := recover(); p != nil {
+			rn.stop()
 			_, external := a.close()
 			o.abandon(ctx, fence, external)
 			panic(p)
 		}
 	}()
-	out, err = o.fn(withAttempt(ctx, a))
+	out, err = o.fn(withAttempt(hctx, a))
+	rn.stop()
 	effects, external := a.close()
 	if err != nil && !isTerminal(err) {
 		o.abandon(ctx, fence, external)
@@ -311,6 +330,11 @@ func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error, verdict
 		if rec.External {
 			// Its owner began an external effect and never finished: as
 			// good as UNKNOWN. Stores refuse to let a claim take it over.
+			// An owner that renewed may still be running, though: asking
+			// the downstream API now could race its call.
+			if o.ownerMayRun(rec, opts.Now()) {
+				return zero, o.conflict(ctx, ErrInProgress, rec), answered
+			}
 			return o.reconcile(ctx, rec)
 		}
 		return zero, nil, reclaim
@@ -367,7 +391,7 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdic
 	if o.c.Reconcile == nil {
 		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec), answered
 	}
-	out, done, err := o.c.Reconcile(ctx, Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt})
+	out, done, err := o.c.Reconcile(ctx, Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt, RenewedAt: rec.RenewedAt})
 	if err != nil {
 		o.log(ctx, slog.LevelWarn, "reconcile failed", slog.Any("error", err))
 		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec), answered

@@ -40,6 +40,7 @@ func newFixtureWith(t *testing.T, s *memstore.Store, optFns ...func(*lambdaidem.
 	var toks tokens
 	base := func(o *lambdaidem.Options) {
 		o.Now = f.clock.Now
+		o.After = f.clock.After
 		o.NewToken = toks.Next
 		o.PollInterval = time.Millisecond
 	}

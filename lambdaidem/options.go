@@ -119,6 +119,30 @@ type Options struct {
 	// the longest a Lambda invocation can run.
 	Lease time.Duration
 
+	// Renew chooses whether a claim-first attempt keeps its lease alive
+	// while its handler runs, for platforms that do not stop a handler at
+	// its deadline. RenewAuto (default) renews on Lambda Managed Instances
+	// only; RenewAlways and RenewNever decide for every platform. See
+	// [RenewMode].
+	Renew RenewMode
+
+	// RenewFraction is the fraction of its lease a handler runs before its
+	// lease is first renewed, and the part of each renewed lease after which
+	// it is renewed again; each renewal extends the lease by its original
+	// length, and a renewal refused by an unavailable store is retried for
+	// the rest of the lease. A handler that ends sooner makes no extra
+	// store call. Between 0 and 1 exclusive; default 2/3.
+	RenewFraction float64
+
+	// MaxRunTime bounds how long renewal keeps an attempt's claim, counted
+	// from the handler's start; past it the attempt counts as hung: its
+	// lease is not renewed, its context is cancelled (cause matching
+	// [ErrLeaseLost]) when the lease ends, and the record can be taken over.
+	// A record with an external effect whose owner renewed its lease is
+	// not reconciled until MaxRunTime after its last renewal (the duplicate
+	// gets [ErrInProgress]). Default 30m.
+	MaxRunTime time.Duration
+
 	// Mode is ClaimFirst (default) or Optimistic.
 	Mode Mode
 
@@ -228,6 +252,10 @@ type Options struct {
 	// Getenv reads the environment, for [DisableEnv] and the Lambda marker.
 	// Default os.Getenv.
 	Getenv func(string) string
+
+	// After is the timer lease renewal waits on, on the clock of Now.
+	// Default time.After.
+	After func(time.Duration) <-chan time.Time
 }
 
 // Guard makes operations idempotent with a [Store]. It is safe for
@@ -258,7 +286,8 @@ func New(store Store, optFns ...func(*Options)) (*Guard, error) {
 	return &Guard{store: store, opts: o, cache: newCache(o.CacheSize), waiters: waiters{n: map[string]int{}}}, nil
 }
 
-// Options returns a copy of the Guard's options, defaults filled in.
+// Options returns a copy of the Guard's options, defaults filled in;
+// RenewAuto is resolved to RenewAlways or RenewNever for this process.
 func (g *Guard) Options() Options { return g.opts }
 
 func (o *Options) setDefaults() error {
@@ -273,6 +302,7 @@ func (o *Options) setDefaults() error {
 		{"WaitTimeout", &o.WaitTimeout, 10 * time.Second},
 		{"PollInterval", &o.PollInterval, 50 * time.Millisecond},
 		{"FinishTimeout", &o.FinishTimeout, 5 * time.Second},
+		{"MaxRunTime", &o.MaxRunTime, 30 * time.Minute},
 	}
 	for _, d := range durations {
 		if *d.v < 0 {
@@ -311,6 +341,19 @@ func (o *Options) setDefaults() error {
 	}
 	if o.InFlight != Reject && o.InFlight != Wait {
 		return fmt.Errorf("lambdaidem: unknown InFlight(%d)", int(o.InFlight))
+	}
+	if o.RenewFraction == 0 {
+		o.RenewFraction = 2.0 / 3
+	}
+	if !(o.RenewFraction > 0 && o.RenewFraction < 1) {
+		return fmt.Errorf("lambdaidem: RenewFraction must be between 0 and 1, got %v", o.RenewFraction)
+	}
+	if o.Renew < RenewAuto || o.Renew > RenewNever {
+		return fmt.Errorf("lambdaidem: unknown %v", o.Renew)
+	}
+	o.Renew = o.Renew.resolve()
+	if o.After == nil {
+		o.After = time.After
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(defaultLogHandler{})

@@ -48,6 +48,11 @@ type Record struct {
 	// record is never taken over when its lease lapses: the owner may have
 	// died after the effect began, so the record is as good as UNKNOWN.
 	External bool
+	// RenewedAt is when an owner of the in-progress record last renewed its
+	// lease (see [Store.Renew]); zero if none did. It is kept by a takeover
+	// (a former owner that renewed may still be running) and when the
+	// record becomes UNKNOWN.
+	RenewedAt time.Time
 }
 
 // Exists reports whether r is a record at all (the zero Record is absent).
@@ -95,6 +100,20 @@ type Commit struct {
 	Effects []any
 }
 
+// Renewal asks a store to extend the lease of an attempt that is still
+// running.
+type Renewal struct {
+	Key   string
+	Token string
+	// Now is the owner's clock: the renewal is refused if the lease already
+	// ended before Now, and Now becomes the record's RenewedAt.
+	Now time.Time
+	// LeaseUntil is the new end of the lease.
+	LeaseUntil time.Time
+	// ExpiresAt is the record's new TTL, which must outlast the lease.
+	ExpiresAt time.Time
+}
+
 // Fence names a record and the attempt that must still own it.
 type Fence struct {
 	Key   string
@@ -114,7 +133,8 @@ type Store interface {
 	// Claim makes c.Token the owner of c.Key if the record is absent,
 	// expired at c.Now, or in progress with a lease that ended before c.Now
 	// and no external effect marked (see MarkExternal).
-	// A takeover increments the attempt count and keeps the creation time.
+	// A takeover increments the attempt count and keeps the creation time
+	// and RenewedAt (the former owner may still be running).
 	// It returns the new record and true, or the record in the way and false.
 	Claim(ctx context.Context, c Claim) (Record, bool, error)
 
@@ -129,6 +149,15 @@ type Store interface {
 	// Record.External, after which the record is never taken over when its
 	// lease lapses (and an optimistic commit does not claim it).
 	MarkExternal(ctx context.Context, f Fence) (bool, error)
+
+	// Renew extends the lease of a running attempt, fenced: it succeeds only
+	// while the record is in progress, owned by r.Token, and its lease has
+	// not ended before r.Now (a lapsed lease may already be in a
+	// contender's hands, so it is never revived). It sets the lease to
+	// r.LeaseUntil, the expiration to r.ExpiresAt and RenewedAt to r.Now,
+	// and keeps every other attribute (the external-effect mark included).
+	// It returns false, and no error, when the condition fails.
+	Renew(ctx context.Context, r Renewal) (bool, error)
 
 	// Release deletes the record if it is still in progress or unknown with
 	// f.Token, so that a retry runs the operation again.

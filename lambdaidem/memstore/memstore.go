@@ -70,7 +70,8 @@ func (e *ConditionFailedError) Unwrap() error { return lambdaidem.ErrConditionFa
 // Options configure a Store.
 type Options struct {
 	// Fault, if set, is called before every operation with its name
-	// ("claim", "commit", "release", "mark external", "mark unknown", "get") and the record
+	// ("claim", "commit", "renew", "release", "mark external",
+	// "mark unknown", "get") and the record
 	// key. A non-nil result fails the operation without touching the data;
 	// wrap it with lambdaidem.ErrStoreUnavailable to simulate an outage.
 	Fault func(op, key string) error
@@ -140,6 +141,7 @@ func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Recor
 		// Takeover of a lapsed lease: the same operation, one more attempt.
 		r.Attempts = old.Attempts + 1
 		r.CreatedAt = old.CreatedAt
+		r.RenewedAt = old.RenewedAt
 	}
 	s.records[c.Key] = r
 	return r, true, nil
@@ -215,6 +217,24 @@ func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, err
 	}
 	r.External = true
 	s.records[f.Key] = r
+	return true, nil
+}
+
+// Renew implements [lambdaidem.Store].
+func (s *Store) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
+	if err := s.begin("renew", r.Key); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	rec, ok := s.records[r.Key]
+	if !ok || rec.Token != r.Token || rec.Status != lambdaidem.StatusInProgress ||
+		rec.LeaseUntil.Before(r.Now) || rec.ExpiresAt.Before(r.Now) {
+		return false, nil
+	}
+	rec.LeaseUntil = r.LeaseUntil
+	rec.ExpiresAt = r.ExpiresAt
+	rec.RenewedAt = r.Now
+	s.records[r.Key] = rec
 	return true, nil
 }
 
