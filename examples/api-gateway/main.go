@@ -6,6 +6,7 @@
 //	IDEMPOTENCY_TABLE          the idempotency table (required)
 //	PAYMENTS_TABLE             the payments table, partition key "id" (S) (required)
 //	IDEMPOTENCY_TTL            how long a key is remembered, a Go duration (default 24h)
+//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see examples/internal/idemenv)
 //	AWS_ENDPOINT_URL_DYNAMODB  honoured by the AWS SDK itself (LocalStack, an emulator)
 package main
 
@@ -15,7 +16,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
+	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/emf"
 )
@@ -41,27 +42,18 @@ func main() {
 
 // settings is the function's configuration.
 type settings struct {
-	idempotencyTable, paymentsTable string
-	ttl                             time.Duration
+	idempotency   idemenv.Settings // IDEMPOTENCY_*, as the CDK construct's Table.Bind sets them
+	paymentsTable string
 }
 
 func readSettings(getenv func(string) string) (settings, error) {
-	s := settings{idempotencyTable: getenv("IDEMPOTENCY_TABLE"), paymentsTable: getenv("PAYMENTS_TABLE"), ttl: 24 * time.Hour}
-	var missing []error
-	if s.idempotencyTable == "" {
-		missing = append(missing, errors.New("IDEMPOTENCY_TABLE is not set"))
-	}
+	idem, err := idemenv.Read(getenv)
+	s := settings{idempotency: idem, paymentsTable: getenv("PAYMENTS_TABLE")}
+	errs := []error{err}
 	if s.paymentsTable == "" {
-		missing = append(missing, errors.New("PAYMENTS_TABLE is not set"))
+		errs = append(errs, errors.New("PAYMENTS_TABLE is not set"))
 	}
-	if v := getenv("IDEMPOTENCY_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			missing = append(missing, fmt.Errorf("IDEMPOTENCY_TTL=%q is not a positive Go duration (e.g. 24h)", v))
-		}
-		s.ttl = d
-	}
-	return s, errors.Join(missing...)
+	return s, errors.Join(errs...)
 }
 
 // setup builds the clients once, at start.
@@ -75,7 +67,7 @@ func setup(ctx context.Context, getenv func(string) string) (*payments.API, erro
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
 	client := dynamodb.NewFromConfig(cfg)
-	store, err := dynamostore.New(client, s.idempotencyTable)
+	store, err := dynamostore.New(client, s.idempotency.Table, s.idempotency.StoreOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +76,7 @@ func setup(ctx context.Context, getenv func(string) string) (*payments.API, erro
 		return nil, err
 	}
 	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
-		o.RetryHorizon = s.ttl
+		o.RetryHorizon = s.idempotency.Horizon
 		o.Hooks = metrics.Hooks() // CloudWatch metrics as EMF lines on stdout
 	})
 	if err != nil {

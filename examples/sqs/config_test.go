@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -16,12 +18,14 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name: "defaults",
 			env:  map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders"},
-			want: settings{IdempotencyTable: "idem", OrdersTable: "orders", TTL: 24 * time.Hour},
+			want: settings{Idempotency: idemenv.Settings{Table: "idem", Horizon: 24 * time.Hour}, OrdersTable: "orders"},
 		},
 		{
-			name: "TTL",
-			env:  map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "IDEMPOTENCY_TTL": "96h"},
-			want: settings{IdempotencyTable: "idem", OrdersTable: "orders", TTL: 96 * time.Hour},
+			name: "TTL and the attribute names the CDK binds",
+			env: map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "IDEMPOTENCY_TTL": "96h",
+				"IDEMPOTENCY_KEY_ATTR": "id", "IDEMPOTENCY_EXPIRATION_ATTR": "expiration"},
+			want: settings{Idempotency: idemenv.Settings{Table: "idem", Horizon: 96 * time.Hour, KeyAttr: "id", ExpirationAttr: "expiration"},
+				OrdersTable: "orders"},
 		},
 		{
 			name:    "nothing set: every missing variable named",
@@ -36,7 +40,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name:    "TTL not positive",
 			env:     map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "IDEMPOTENCY_TTL": "-1h"},
-			wantErr: []string{"must be positive"},
+			wantErr: []string{"must be at least one second"},
 		},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@
 //	IDEMPOTENCY_TABLE          the idempotency table (required)
 //	ORDERS_TABLE               the orders table, partition key id (S) (required)
 //	IDEMPOTENCY_TTL            the retry horizon, a Go duration (default 24h)
+//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see examples/internal/idemenv)
 //	AWS_ENDPOINT_URL_DYNAMODB  another DynamoDB endpoint (LocalStack), read by the SDK
 package main
 
@@ -53,7 +54,7 @@ func setup(ctx context.Context, logger *slog.Logger) (func(context.Context, even
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
-	store, err := dynamostore.New(dynamodb.NewFromConfig(awsCfg), cfg.IdempotencyTable)
+	store, err := dynamostore.New(dynamodb.NewFromConfig(awsCfg), cfg.Idempotency.Table, cfg.Idempotency.StoreOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +63,7 @@ func setup(ctx context.Context, logger *slog.Logger) (func(context.Context, even
 		return nil, err
 	}
 	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
-		o.RetryHorizon = cfg.TTL
+		o.RetryHorizon = cfg.Idempotency.Horizon
 		o.Logger = logger
 		o.Hooks = metrics.Hooks() // CloudWatch metrics as EMF lines on stdout
 	})
