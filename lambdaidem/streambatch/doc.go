@@ -19,7 +19,7 @@
 //	}
 //	lambda.Start(p.Kinesis(func(ctx context.Context, r events.KinesisEventRecord) error {
 //		// Staged writes commit in one transaction with the idempotency record.
-//		return dynamostore.Put(ctx, types.Put{TableName: aws.String("ledger"), Item: item(r)})
+//		return dynamostore.Stage(ctx, types.Put{TableName: aws.String("ledger"), Item: item(r)})
 //	}))
 //
 // [Adapter.DynamoDB] does the same for a DynamoDB stream.
@@ -46,8 +46,9 @@
 // described to the on-failure destination, if one is configured, and the
 // shard moves on. (https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html)
 //
-// So every record before the checkpoint may arrive again, and a failing
-// record blocks its shard until it succeeds or is discarded.
+// So a record may arrive again after it succeeded (a later record failed
+// its batch as a whole), and a failing record blocks its shard until it
+// succeeds or is discarded.
 //
 // # What each record gets
 //
@@ -71,7 +72,11 @@
 // running when the retry brings them back.
 //
 // A record that cannot succeed (no key, a key reused with another payload,
-// a terminal error) blocks its shard until Lambda discards it: configure
+// a terminal error) blocks its shard until Lambda discards it, and what
+// Lambda discards is the batch it was retrying, which may hold records
+// after the failing one that never ran (the on-failure destination's
+// record names the batch's first and last sequence numbers and its size,
+// so they can be read again from the stream). Configure
 // MaximumRetryAttempts (or MaximumRecordAgeInSeconds), BisectBatchOnFunctionError
 // and an on-failure destination, as the CDK helper in
 // github.com/lambdaidem/lambdaidem/cdk/lambdaidemcdk does.
