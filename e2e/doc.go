@@ -2,8 +2,8 @@
 // (examples/api-gateway, examples/sqs, examples/stream) from outside, as AWS
 // would, and checks what their clients get and what ends up in the tables.
 // The stream scenarios (TestStreams) feed the ledger function through an
-// in-process poller that behaves like Lambda's Kinesis event source mapping
-// (embedded target only).
+// in-process poller that behaves like Lambda's Kinesis and DynamoDB Streams
+// event source mappings (embedded target only).
 //
 // The tests carry the build tag e2e, so `go test ./...` skips them:
 //

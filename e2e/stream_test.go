@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/internal/e2estack"
@@ -28,6 +31,12 @@ type streamStack struct {
 	stream *e2estack.Stream
 	poller *e2estack.StreamPoller
 	ledger string
+
+	// The same ledger fed by a transfers table's DynamoDB stream
+	// (LEDGER_SOURCE=dynamodb).
+	changesFn     *e2estack.Function
+	changes       *e2estack.Stream
+	changesPoller *e2estack.StreamPoller
 }
 
 const (
@@ -78,39 +87,56 @@ func startStreamStack(t *testing.T) *streamStack {
 	if err := e2estack.CreateBusinessTable(ctx, s.ddb.Client, s.ledger); err != nil {
 		t.Fatal(err)
 	}
+	env := map[string]string{
+		"AWS_ENDPOINT_URL_DYNAMODB":   s.ddb.URL,
+		"AWS_ACCESS_KEY_ID":           "test",
+		"AWS_SECRET_ACCESS_KEY":       "test",
+		"AWS_REGION":                  "us-east-1",
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"AWS_CONFIG_FILE":             os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+		"IDEMPOTENCY_TABLE":           "ledger-idempotency",
+		"LEDGER_TABLE":                s.ledger,
+		"IDEMPOTENCY_TTL":             "24h", // the streams' retention
+	}
 	s.fn, err = e2estack.StartFunction(ctx, e2estack.FunctionOptions{
-		RIE: rie, Bootstrap: bin, Name: "ledger", Timeout: streamFunctionTimeout, Log: log,
-		Env: map[string]string{
-			"AWS_ENDPOINT_URL_DYNAMODB":   s.ddb.URL,
-			"AWS_ACCESS_KEY_ID":           "test",
-			"AWS_SECRET_ACCESS_KEY":       "test",
-			"AWS_REGION":                  "us-east-1",
-			"AWS_EC2_METADATA_DISABLED":   "true",
-			"AWS_CONFIG_FILE":             os.DevNull,
-			"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-			"IDEMPOTENCY_TABLE":           "ledger-idempotency",
-			"LEDGER_TABLE":                s.ledger,
-			"IDEMPOTENCY_TTL":             "24h", // the stream's retention
-		},
+		RIE: rie, Bootstrap: bin, Name: "ledger", Timeout: streamFunctionTimeout, Log: log, Env: env,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.fn.Close)
-	s.stream = e2estack.NewStream("transfers", e2estack.StreamOptions{Shards: 2, Retention: 24 * time.Hour})
-	s.poller, err = e2estack.NewStreamPoller(e2estack.StreamPollerOptions{
-		Stream: s.stream, Function: s.fn, BatchSize: 10,
-		ReportBatchItemFailures: true, BisectBatchOnFunctionError: true, MaximumRetryAttempts: streamRetryAttempts,
-		OnBatch: func(b e2estack.StreamBatch) {
-			if b.Outcome != "success" {
-				t.Logf("stream batch: %v", b)
-			}
-		},
+	s.changesFn, err = e2estack.StartFunction(ctx, e2estack.FunctionOptions{
+		RIE: rie, Bootstrap: bin, Name: "ledger-outbox", Timeout: streamFunctionTimeout, Log: log,
+		Env: with(env, "LEDGER_SOURCE", "dynamodb"),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.poller.Start(context.WithoutCancel(ctx)))
+	t.Cleanup(s.changesFn.Close)
+
+	s.stream = e2estack.NewStream("transfers", e2estack.StreamOptions{Shards: 2, Retention: 24 * time.Hour})
+	s.changes = e2estack.NewDynamoDBStream("transfers", e2estack.StreamOptions{Shards: 1})
+	for _, src := range []struct {
+		stream *e2estack.Stream
+		fn     *e2estack.Function
+		poller **e2estack.StreamPoller
+	}{{s.stream, s.fn, &s.poller}, {s.changes, s.changesFn, &s.changesPoller}} {
+		p, err := e2estack.NewStreamPoller(e2estack.StreamPollerOptions{
+			Stream: src.stream, Function: src.fn, BatchSize: 10,
+			ReportBatchItemFailures: true, BisectBatchOnFunctionError: true, MaximumRetryAttempts: streamRetryAttempts,
+			OnBatch: func(b e2estack.StreamBatch) {
+				if b.Outcome != "success" {
+					t.Logf("%s batch: %v", src.fn.Name(), b)
+				}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		*src.poller = p
+		t.Cleanup(p.Start(context.WithoutCancel(ctx)))
+	}
 	return s
 }
 
@@ -119,17 +145,35 @@ func (s *streamStack) put(partitionKey, transferID string, amount int) e2estack.
 	return s.stream.Put(partitionKey, fmt.Appendf(nil, `{"transfer_id":%q,"account":"acc-1","amount":%d}`, transferID, amount))
 }
 
-// waitDone waits until the poller is done with every record put so far.
+// waitDone waits until the Kinesis poller is done with every record put
+// so far.
 func (s *streamStack) waitDone(t *testing.T, timeout time.Duration) {
 	t.Helper()
+	waitDone(t, s.stream, s.poller, timeout)
+}
+
+// waitDone waits until p is done with every record of stream put so far.
+func waitDone(t *testing.T, stream *e2estack.Stream, p *e2estack.StreamPoller, timeout time.Duration) {
+	t.Helper()
 	eventually(t, timeout, 50*time.Millisecond, "the poller checkpoints every record", func() bool {
-		for _, sh := range s.stream.Shards() {
-			if s.poller.Checkpoint(sh) < s.stream.Len(sh) {
+		for _, sh := range stream.Shards() {
+			if p.Checkpoint(sh) < stream.Len(sh) {
 				return false
 			}
 		}
 		return true
 	})
+}
+
+// with returns a copy of env with k set to v.
+func with(env map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for key, val := range env {
+		if key != k {
+			out[key] = val
+		}
+	}
+	return out
 }
 
 // booked returns how many ledger entries hold the transfer id (0 or 1: the
@@ -235,6 +279,62 @@ func TestStreams(t *testing.T) {
 		}
 		if got := s.poller.Sent(bad.SequenceNumber); got != streamRetryAttempts+1 {
 			t.Fatalf("the invalid transfer was sent %d times, want 1 + MaximumRetryAttempts = %d", got, streamRetryAttempts+1)
+		}
+	})
+
+	t.Run("a transfers table's DynamoDB stream: each INSERT booked once, across a crash mid-batch; other changes book nothing", func(t *testing.T) {
+		ids := make([]string, 5)
+		var recs []e2estack.StreamRecord
+		for i := range ids {
+			ids[i] = unique("outbox")
+		}
+		s.ddb.Hold.Add(e2estack.HoldRule{Op: "TransactWriteItems", Contains: ids[2], OnHold: func() {
+			if err := s.changesFn.KillRuntime(); err != nil {
+				t.Errorf("crash the function: %v", err)
+			}
+		}})
+		item := func(id string, amount int) map[string]events.DynamoDBAttributeValue {
+			return map[string]events.DynamoDBAttributeValue{
+				"transfer_id": events.NewStringAttribute(id),
+				"account":     events.NewStringAttribute("acc-9"),
+				"amount":      events.NewNumberAttribute(strconv.Itoa(amount)),
+			}
+		}
+		key := func(id string) map[string]events.DynamoDBAttributeValue {
+			return map[string]events.DynamoDBAttributeValue{"transfer_id": events.NewStringAttribute(id)}
+		}
+		for i, id := range ids {
+			recs = append(recs, s.changes.PutChange(e2estack.Change{EventName: "INSERT", Keys: key(id), NewImage: item(id, 700+i)}))
+		}
+		// A later MODIFY of the first transfer books nothing.
+		s.changes.PutChange(e2estack.Change{EventName: "MODIFY", Keys: key(ids[0]), NewImage: item(ids[0], 1), OldImage: item(ids[0], 700)})
+		waitDone(t, s.changes, s.changesPoller, 60*time.Second)
+
+		for _, id := range ids {
+			if n := s.booked(t, s.ddb.Client, id); n != 1 {
+				t.Errorf("transfer %s booked %d times", id, n)
+			}
+		}
+		if it := itemsWhere(t, s.ddb.Client, s.ledger, "id", ids[0]); len(it) == 1 {
+			if n, ok := it[0]["amount"].(*ddbtypes.AttributeValueMemberN); !ok || n.Value != "700" {
+				t.Errorf("transfer %s: the MODIFY changed its booking: %v", ids[0], it[0]["amount"])
+			}
+		}
+		var crashed, bisected bool
+		for _, b := range s.changesPoller.Batches() {
+			if slices.Contains(b.SequenceNumbers, recs[2].SequenceNumber) {
+				crashed = crashed || b.Invocation.FunctionError == "Runtime.ExitError"
+				bisected = bisected || b.Bisected
+			}
+		}
+		if !crashed || !bisected {
+			t.Fatalf("crashed %v, bisected %v: the fault never fired as planned", crashed, bisected)
+		}
+		if s.changesPoller.Sent(recs[0].SequenceNumber) < 2 {
+			t.Fatal("the changes before the crash were not sent again: the scenario proves nothing")
+		}
+		if f := s.changesPoller.Failures(); len(f) != 0 {
+			t.Fatalf("records discarded: %+v", f)
 		}
 	})
 }

@@ -12,12 +12,20 @@
 // stored and replayed): Lambda retries it until MaximumRetryAttempts, then
 // hands it to the on-failure destination, and the shard moves on.
 //
+// With LEDGER_SOURCE=dynamodb the same ledger is fed instead by the
+// DynamoDB stream of a transfers table (an outbox): each INSERT of a
+// transfer item (transfer_id S, account S, amount N) is booked once; other
+// changes book nothing. The key is then the stream record's event id (the
+// default): a DynamoDB stream holds each change exactly once, so Lambda's
+// retries are the only duplicates.
+//
 // Configuration, from the environment:
 //
 //	IDEMPOTENCY_TABLE          the idempotency table (required)
 //	LEDGER_TABLE               the ledger table, partition key id (S) (required)
 //	IDEMPOTENCY_TTL            the retry horizon, a Go duration (default 24h): at least
 //	                           the stream's retention, or the mapping's maximum record age
+//	LEDGER_SOURCE              kinesis (default) or dynamodb
 //	AWS_ENDPOINT_URL_DYNAMODB  another DynamoDB endpoint (LocalStack), read by the SDK
 package main
 
@@ -54,10 +62,16 @@ func main() {
 }
 
 // setup builds the clients once, at start-up, and returns the handler.
-func setup(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context, events.KinesisEvent) (events.KinesisEventResponse, error), error) {
+// The handler is a Kinesis or a DynamoDB stream batch handler, as
+// LEDGER_SOURCE says.
+func setup(ctx context.Context, getenv func(string) string, logger *slog.Logger) (any, error) {
 	idemTable, ledgerTable := getenv("IDEMPOTENCY_TABLE"), getenv("LEDGER_TABLE")
 	if idemTable == "" || ledgerTable == "" {
 		return nil, errors.New("IDEMPOTENCY_TABLE and LEDGER_TABLE must be set")
+	}
+	source := getenv("LEDGER_SOURCE")
+	if source != "" && source != "kinesis" && source != "dynamodb" {
+		return nil, fmt.Errorf("LEDGER_SOURCE=%q: want kinesis or dynamodb", source)
 	}
 	ttl := 24 * time.Hour
 	if s := getenv("IDEMPOTENCY_TTL"); s != "" {
@@ -86,6 +100,14 @@ func setup(ctx context.Context, getenv func(string) string, logger *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
+	l := ledger{table: ledgerTable}
+	if source == "dynamodb" {
+		a, err := streambatch.New(guard, "BookTransfer", func(o *streambatch.Options) { o.Logger = logger })
+		if err != nil {
+			return nil, err
+		}
+		return a.DynamoDB(l.bookInsert), nil
+	}
 	a, err := streambatch.New(guard, "BookTransfer", func(o *streambatch.Options) {
 		o.Key = streambatch.KeyFromDataField("transfer_id")
 		o.Logger = logger
@@ -93,7 +115,7 @@ func setup(ctx context.Context, getenv func(string) string, logger *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	return a.Kinesis(ledger{table: ledgerTable}.book), nil
+	return a.Kinesis(l.book), nil
 }
 
 // bookOnce is the ledger entry's condition: a transfer id is booked once.
@@ -109,12 +131,46 @@ type transfer struct {
 	Amount  int64  `json:"amount"`
 }
 
-// book stages the ledger entry of one record; dynamostore commits it in
-// one TransactWriteItems with the idempotency record.
+// book stages the ledger entry of one Kinesis record.
 func (l ledger) book(ctx context.Context, r events.KinesisEventRecord) error {
 	var t transfer
-	if err := json.Unmarshal(r.Kinesis.Data, &t); err != nil || t.ID == "" || t.Account == "" || t.Amount <= 0 {
+	if err := json.Unmarshal(r.Kinesis.Data, &t); err != nil {
 		return lambdaidem.Terminal(fmt.Errorf("ledger: record %s is not a valid transfer", r.Kinesis.SequenceNumber))
+	}
+	return l.stage(ctx, t, r.Kinesis.SequenceNumber)
+}
+
+// bookInsert stages the ledger entry of a transfer item's INSERT; other
+// changes book nothing.
+func (l ledger) bookInsert(ctx context.Context, r events.DynamoDBEventRecord) error {
+	if r.EventName != "INSERT" {
+		return nil
+	}
+	t, ok := transferOf(r.Change.NewImage)
+	if !ok {
+		return lambdaidem.Terminal(fmt.Errorf("ledger: record %s is not a valid transfer", r.Change.SequenceNumber))
+	}
+	return l.stage(ctx, t, r.Change.SequenceNumber)
+}
+
+// transferOf reads a transfer item's image. DynamoDBAttributeValue's
+// accessors panic on another type, so each is called after its type is
+// checked.
+func transferOf(image map[string]events.DynamoDBAttributeValue) (transfer, bool) {
+	id, account, amount := image["transfer_id"], image["account"], image["amount"]
+	if id.DataType() != events.DataTypeString || account.DataType() != events.DataTypeString || amount.DataType() != events.DataTypeNumber {
+		return transfer{}, false
+	}
+	n, err := strconv.ParseInt(amount.Number(), 10, 64)
+	return transfer{ID: id.String(), Account: account.String(), Amount: n}, err == nil
+}
+
+// stage stages the ledger entry of a valid transfer; dynamostore commits
+// it in one TransactWriteItems with the idempotency record. An invalid
+// transfer fails for good.
+func (l ledger) stage(ctx context.Context, t transfer, seq string) error {
+	if t.ID == "" || t.Account == "" || t.Amount <= 0 {
+		return lambdaidem.Terminal(fmt.Errorf("ledger: record %s is not a valid transfer", seq))
 	}
 	return dynamostore.Stage(ctx, types.Put{
 		TableName: aws.String(l.table),
@@ -122,7 +178,7 @@ func (l ledger) book(ctx context.Context, r events.KinesisEventRecord) error {
 			"id":              &types.AttributeValueMemberS{Value: t.ID},
 			"account":         &types.AttributeValueMemberS{Value: t.Account},
 			"amount":          &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Amount, 10)},
-			"sequence_number": &types.AttributeValueMemberS{Value: r.Kinesis.SequenceNumber},
+			"sequence_number": &types.AttributeValueMemberS{Value: seq},
 		},
 		ConditionExpression: aws.String(bookOnce),
 	})

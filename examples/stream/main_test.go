@@ -23,6 +23,7 @@ func TestSetupRefusesABadConfiguration(t *testing.T) {
 		{"no ledger table", map[string]string{"IDEMPOTENCY_TABLE": "i"}, "IDEMPOTENCY_TABLE and LEDGER_TABLE must be set"},
 		{"a TTL that is not a duration", map[string]string{"IDEMPOTENCY_TABLE": "i", "LEDGER_TABLE": "l", "IDEMPOTENCY_TTL": "1 day"}, "not a positive Go duration"},
 		{"a negative TTL", map[string]string{"IDEMPOTENCY_TABLE": "i", "LEDGER_TABLE": "l", "IDEMPOTENCY_TTL": "-1h"}, "not a positive Go duration"},
+		{"an unknown source", map[string]string{"IDEMPOTENCY_TABLE": "i", "LEDGER_TABLE": "l", "LEDGER_SOURCE": "sqs"}, "want kinesis or dynamodb"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,6 +46,27 @@ func TestAnInvalidTransferIsTerminal(t *testing.T) {
 		if !errors.As(err, &term) || !term.Terminal() {
 			t.Errorf("%s: err %v, want a terminal error", data, err)
 		}
+	}
+	// A transfer item with a missing or mistyped attribute is terminal too;
+	// reading it never panics.
+	for _, image := range []map[string]events.DynamoDBAttributeValue{
+		{},
+		{"transfer_id": events.NewStringAttribute("t-1"), "account": events.NewStringAttribute("a"), "amount": events.NewStringAttribute("5")},
+		{"transfer_id": events.NewNumberAttribute("1"), "account": events.NewStringAttribute("a"), "amount": events.NewNumberAttribute("5")},
+		{"transfer_id": events.NewStringAttribute("t-1"), "account": events.NewStringAttribute("a"), "amount": events.NewNumberAttribute("1.5")},
+		{"transfer_id": {}, "account": events.NewStringAttribute("a"), "amount": events.NewNumberAttribute("5")},
+	} {
+		r := events.DynamoDBEventRecord{EventName: "INSERT"}
+		r.Change.NewImage = image
+		err := ledger{table: "ledger"}.bookInsert(context.Background(), r)
+		var term interface{ Terminal() bool }
+		if !errors.As(err, &term) || !term.Terminal() {
+			t.Errorf("%v: err %v, want a terminal error", image, err)
+		}
+	}
+	// Other changes book nothing.
+	if err := (ledger{table: "ledger"}).bookInsert(context.Background(), events.DynamoDBEventRecord{EventName: "REMOVE"}); err != nil {
+		t.Errorf("REMOVE: %v", err)
 	}
 	// A valid transfer outside a wrapped invocation cannot stage its write.
 	var r events.KinesisEventRecord

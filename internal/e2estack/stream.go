@@ -2,13 +2,17 @@ package e2estack
 
 import (
 	"crypto/md5"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 )
 
-// Stream is an in-process stand-in for a Kinesis data stream: an
+// Stream is an in-process stand-in for a Kinesis data stream (or, built
+// with [NewDynamoDBStream], a DynamoDB stream): an
 // append-only log of records in shards, each record with its partition key,
 // a sequence number that grows within its shard, and its arrival time;
 // records older than the retention period are trimmed. No Kinesis emulator
@@ -24,6 +28,7 @@ type Stream struct {
 
 	now       func() time.Time
 	retention time.Duration
+	dynamo    bool // a DynamoDB stream: records are item changes
 
 	mu     sync.Mutex
 	shards []*shard
@@ -47,6 +52,17 @@ type StreamRecord struct {
 	PartitionKey   string
 	Data           []byte
 	Arrival        time.Time
+	// Change is the item change of a DynamoDB stream's record.
+	Change *Change
+}
+
+// Change is one item change in a DynamoDB stream.
+type Change struct {
+	// EventName is INSERT, MODIFY or REMOVE.
+	EventName string
+	// Keys, NewImage and OldImage are the item's key attributes and its
+	// images (a NEW_AND_OLD_IMAGES stream).
+	Keys, NewImage, OldImage map[string]events.DynamoDBAttributeValue
 }
 
 type shard struct {
@@ -76,6 +92,33 @@ func NewStream(name string, o StreamOptions) *Stream {
 		s.shards = append(s.shards, &shard{id: fmt.Sprintf("shardId-%012d", i), base: base})
 	}
 	return s
+}
+
+// NewDynamoDBStream returns an empty stand-in for the DynamoDB stream of
+// table, with a view type of NEW_AND_OLD_IMAGES: its records are item
+// changes ([Stream.PutChange]) kept 24 hours, and the changes of one item
+// stay in one shard, in order, as DynamoDB Streams promise
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html).
+func NewDynamoDBStream(table string, o StreamOptions) *Stream {
+	o.Retention = 24 * time.Hour
+	s := NewStream(table, o)
+	s.ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/" + table + "/stream/2026-12-01T00:00:00.000"
+	s.dynamo = true
+	return s
+}
+
+// PutChange appends an item change to a DynamoDB stream; the item's keys
+// choose its shard.
+func (s *Stream) PutChange(c Change) StreamRecord {
+	key, _ := json.Marshal(c.Keys) // map keys sorted: one item, one partition key
+	r := s.Put(string(key), nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh := s.shard(r.Shard)
+	cp := c
+	sh.records[len(sh.records)-1].Change = &cp
+	r.Change = &cp
+	return r
 }
 
 // Shards returns the stream's shard ids.

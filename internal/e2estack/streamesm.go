@@ -2,6 +2,8 @@ package e2estack
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,7 +87,8 @@ type StreamBatch struct {
 }
 
 // StreamPoller behaves like Lambda's event source mapping for a Kinesis
-// stream: one reader per shard, in order, one batch in flight per shard;
+// stream (or a DynamoDB stream, whose mapping has the same parameters and
+// the same partial batch response): one reader per shard, in order, one batch in flight per shard;
 // a checkpoint per shard that moves past a batch when it succeeds, to the
 // lowest reported sequence number of a partial batch response ("Lambda
 // uses the record with the lowest sequence number as the checkpoint. Lambda
@@ -245,15 +248,13 @@ func (p *StreamPoller) runShard(ctx context.Context, shardID string) {
 // invoke sends one batch and classifies the answer.
 func (p *StreamPoller) invoke(ctx context.Context, shardID string, recs []StreamRecord) StreamBatch {
 	b := StreamBatch{Shard: shardID}
-	ev := events.KinesisEvent{Records: make([]events.KinesisEventRecord, len(recs))}
 	p.mu.Lock()
-	for i, r := range recs {
+	for _, r := range recs {
 		b.SequenceNumbers = append(b.SequenceNumbers, r.SequenceNumber)
 		p.sent[r.SequenceNumber]++
-		ev.Records[i] = p.event(r)
 	}
 	p.mu.Unlock()
-	payload, err := json.Marshal(ev)
+	payload, err := p.payload(recs)
 	if err != nil {
 		b.InvokeErr, b.Outcome = err, "error"
 		return b
@@ -268,7 +269,8 @@ func (p *StreamPoller) invoke(ctx context.Context, shardID string, recs []Stream
 		return b
 	}
 	// An empty or null response, or an empty list, is a complete success;
-	// an empty, null or unknown itemIdentifier fails the whole batch.
+	// an empty, null or unknown itemIdentifier fails the whole batch. (The
+	// Kinesis and DynamoDB responses have the same shape.)
 	var resp events.KinesisEventResponse
 	if len(b.Invocation.Payload) > 0 && string(b.Invocation.Payload) != "null" {
 		if err := json.Unmarshal(b.Invocation.Payload, &resp); err != nil {
@@ -288,6 +290,50 @@ func (p *StreamPoller) invoke(ctx context.Context, shardID string, recs []Stream
 		b.Outcome = "partial"
 	}
 	return b
+}
+
+// payload renders a batch as the event Lambda sends: an events.KinesisEvent,
+// or an events.DynamoDBEvent for a DynamoDB stream.
+func (p *StreamPoller) payload(recs []StreamRecord) ([]byte, error) {
+	if !p.o.Stream.dynamo {
+		ev := events.KinesisEvent{Records: make([]events.KinesisEventRecord, len(recs))}
+		for i, r := range recs {
+			ev.Records[i] = p.event(r)
+		}
+		return json.Marshal(ev)
+	}
+	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, len(recs))}
+	for i, r := range recs {
+		ev.Records[i] = p.change(r)
+	}
+	return json.Marshal(ev)
+}
+
+// change renders a record as Lambda's DynamoDB stream event record: the
+// event id is unique per record (DynamoDB's are 32 hex digits).
+func (p *StreamPoller) change(r StreamRecord) events.DynamoDBEventRecord {
+	c := Change{}
+	if r.Change != nil {
+		c = *r.Change
+	}
+	id := md5.Sum([]byte(p.o.Stream.ARN + "/" + r.SequenceNumber))
+	return events.DynamoDBEventRecord{
+		AWSRegion:      "us-east-1",
+		EventID:        hex.EncodeToString(id[:]),
+		EventName:      c.EventName,
+		EventSource:    "aws:dynamodb",
+		EventVersion:   "1.1",
+		EventSourceArn: p.o.Stream.ARN,
+		Change: events.DynamoDBStreamRecord{
+			ApproximateCreationDateTime: events.SecondsEpochTime{Time: r.Arrival.Truncate(time.Second)},
+			Keys:                        c.Keys,
+			NewImage:                    c.NewImage,
+			OldImage:                    c.OldImage,
+			SequenceNumber:              r.SequenceNumber,
+			SizeBytes:                   int64(len(r.PartitionKey)),
+			StreamViewType:              "NEW_AND_OLD_IMAGES",
+		},
+	}
 }
 
 // event renders a record as Lambda's Kinesis event record.

@@ -269,3 +269,49 @@ func countOn(s *Stream, shard string) int {
 	recs, _ := s.read(shard, 0, 1<<20)
 	return len(recs)
 }
+
+// A DynamoDB stream's records reach the function as an
+// events.DynamoDBEvent, with the change's name, keys and images and the
+// sequence number the partial batch response names.
+func TestStreamPollerSendsDynamoDBChanges(t *testing.T) {
+	s := NewDynamoDBStream("transfers", StreamOptions{})
+	item := func(id string) map[string]events.DynamoDBAttributeValue {
+		return map[string]events.DynamoDBAttributeValue{"id": events.NewStringAttribute(id)}
+	}
+	a := s.PutChange(Change{EventName: "INSERT", Keys: item("t-1"), NewImage: item("t-1")})
+	b := s.PutChange(Change{EventName: "MODIFY", Keys: item("t-1"), NewImage: item("t-1"), OldImage: item("t-1")})
+	if a.Shard != b.Shard {
+		t.Fatal("two changes of one item landed in two shards")
+	}
+	var mu sync.Mutex
+	var seen [][]string
+	fn := invokerFunc(func(_ context.Context, payload []byte) (Invocation, error) {
+		var ev events.DynamoDBEvent
+		if err := json.Unmarshal(payload, &ev); err != nil {
+			return Invocation{}, err
+		}
+		var names []string
+		var resp events.DynamoDBEventResponse
+		mu.Lock()
+		for _, r := range ev.Records {
+			names = append(names, r.EventName+" "+r.Change.Keys["id"].String())
+			if r.EventSourceArn != s.ARN || len(r.EventID) != 32 || r.Change.StreamViewType != "NEW_AND_OLD_IMAGES" {
+				t.Errorf("record %+v", r)
+			}
+		}
+		if len(seen) == 0 { // the first time, report the MODIFY
+			resp.BatchItemFailures = []events.DynamoDBBatchItemFailure{{ItemIdentifier: ev.Records[1].Change.SequenceNumber}}
+		}
+		seen = append(seen, names)
+		mu.Unlock()
+		out, _ := json.Marshal(resp)
+		return Invocation{Status: 200, Payload: out}, nil
+	})
+	p, _ := NewStreamPoller(StreamPollerOptions{Stream: s, Function: fn, ReportBatchItemFailures: true, RetryDelay: time.Millisecond})
+	drain(t, p, s, a.Shard, 2)
+	mu.Lock()
+	defer mu.Unlock()
+	if want := [][]string{{"INSERT t-1", "MODIFY t-1"}, {"MODIFY t-1"}}; !slices.EqualFunc(seen, want, slices.Equal[[]string]) {
+		t.Fatalf("batches %q, want %q", seen, want)
+	}
+}
