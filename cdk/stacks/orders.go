@@ -63,6 +63,9 @@ func NewOrdersStack(scope constructs.Construct, id string, props OrdersProps) (a
 	if err != nil {
 		return nil, err
 	}
+	if err := monitor(stack, idem, OrdersMetricsService); err != nil {
+		return nil, err
+	}
 	qp := props.Queue
 	qp.Function = fn
 	qp.Table = idem

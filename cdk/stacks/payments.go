@@ -120,6 +120,9 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 	if err != nil {
 		return nil, err
 	}
+	if err := monitor(stack, idem, PaymentsMetricsService); err != nil {
+		return nil, err
+	}
 	if _, err := idem.Bind(fn, ttl); err != nil {
 		return nil, err
 	}
