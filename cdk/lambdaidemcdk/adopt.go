@@ -70,6 +70,9 @@ func FromTable(table awsdynamodb.ITable, props *AdoptProps) (*Table, error) {
 
 // adopt imports the table ta describes, once props are known to be valid.
 func adopt(scope constructs.Construct, id string, props *AdoptProps, ta *awsdynamodb.TableAttributes) (*Table, error) {
+	if err := checkID(scope, id); err != nil {
+		return nil, err
+	}
 	attrs, key, err := props.settings()
 	if err != nil {
 		return nil, err

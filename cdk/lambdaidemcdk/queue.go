@@ -155,11 +155,15 @@ type QueueSource struct {
 //   - a function already bound to an idempotency table: [ErrAlreadyBound].
 //
 // Out-of-range settings (batch size, batching window, a FIFO queue with a
-// window or batches over 10, retention, maxReceiveCount, queue names) and a
+// window or batches over 10, retention, maxReceiveCount, queue names), an id
+// already used in scope, and a
 // function timeout that is not known at synthesis time (a token) are refused
 // with [ErrInvalidProps]. Every check runs before anything is created.
 func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProps) (*QueueSource, error) {
 	p := props
+	if err := checkID(scope, id); err != nil {
+		return nil, err
+	}
 	if p.Function == nil || p.Table == nil {
 		return nil, fmt.Errorf("%w: NewQueueSource needs a Function and a Table", ErrInvalidProps)
 	}

@@ -136,10 +136,13 @@ type Table struct {
 //
 // Every check happens before anything is created: it returns an error wrapping
 // [ErrInvalidProps] (colliding attribute names, DESTROY with deletion
-// protection, replicas without V2) or [ErrUnsafeGlobalTable] (a global-table
+// protection, replicas without V2, an id already used in scope) or [ErrUnsafeGlobalTable] (a global-table
 // setup under which the store cannot keep its guarantees), and then scope is
 // unchanged.
 func NewTable(scope constructs.Construct, id string, props *TableProps) (*Table, error) {
+	if err := checkID(scope, id); err != nil {
+		return nil, err
+	}
 	var p TableProps
 	if props != nil {
 		p = *props
@@ -273,6 +276,20 @@ func checkTableName(name string) error {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
 			return fmt.Errorf("%w: table name %q may hold only a-z, A-Z, 0-9, '_', '-' and '.'", ErrInvalidProps, name)
 		}
+	}
+	return nil
+}
+
+// checkID refuses a nil scope, an empty id, or an id already used in scope:
+// CDK would throw (a panic in Go) instead of returning an error.
+func checkID(scope constructs.Construct, id string) error {
+	switch {
+	case scope == nil:
+		return fmt.Errorf("%w: no scope", ErrInvalidProps)
+	case id == "":
+		return fmt.Errorf("%w: an empty construct id", ErrInvalidProps)
+	case scope.Node().TryFindChild(jsii.String(id)) != nil:
+		return fmt.Errorf("%w: id %q is already used in %s", ErrInvalidProps, id, *scope.Node().Path())
 	}
 	return nil
 }

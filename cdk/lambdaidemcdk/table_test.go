@@ -151,3 +151,35 @@ func assertNoWildcards(t *testing.T, tmpl *cdktest.Template) {
 
 func key(name, typ string) any { return map[string]any{"AttributeName": name, "KeyType": typ} }
 func attr(name string) any     { return map[string]any{"AttributeName": name, "AttributeType": "S"} }
+
+// CDK throws (a panic in Go) on a construct id used twice in one scope; the
+// constructors return an error instead, and create nothing more.
+func TestConstructorsRefuseAnIDAlreadyUsed(t *testing.T) {
+	stack := newStack(t)
+	table, err := lambdaidemcdk.NewTable(stack, "Idem", nil)
+	require.NoError(t, err)
+	fn := newFunction(t, stack, "Fn", 0)
+	calls := map[string]func() error{
+		"NewTable":      func() error { _, err := lambdaidemcdk.NewTable(stack, "Idem", nil); return err },
+		"FromTableName": func() error { _, err := lambdaidemcdk.FromTableName(stack, "Fn", "records", nil); return err },
+		"FromTableArn": func() error {
+			_, err := lambdaidemcdk.FromTableArn(stack, "Idem", "arn:aws:dynamodb:us-east-1:123456789012:table/records", nil)
+			return err
+		},
+		"NewQueueSource": func() error {
+			_, err := lambdaidemcdk.NewQueueSource(stack, "Fn", lambdaidemcdk.QueueSourceProps{Function: fn, Table: table})
+			return err
+		},
+		"an empty id": func() error { _, err := lambdaidemcdk.NewTable(stack, "", nil); return err },
+		"no scope":    func() error { _, err := lambdaidemcdk.NewTable(nil, "Other", nil); return err },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			assert.ErrorIs(t, call(), lambdaidemcdk.ErrInvalidProps)
+		})
+	}
+	tmpl := cdktest.Synth(t, stack)
+	assert.Len(t, tmpl.OfType("AWS::DynamoDB::Table"), 1)
+	assert.Empty(t, tmpl.OfType("AWS::SQS::Queue"))
+	assert.NotContains(t, tmpl.One(t, "AWS::Lambda::Function", "Fn").Properties, "Environment", "the refused source bound nothing")
+}
