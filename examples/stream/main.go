@@ -25,6 +25,8 @@
 //	LEDGER_TABLE               the ledger table, partition key id (S) (required)
 //	IDEMPOTENCY_TTL            the retry horizon, a Go duration (default 24h): at least
 //	                           the stream's retention, or the mapping's maximum record age
+//	                           (lambdaidemcdk.NewStreamSource sets it so)
+//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see examples/internal/idemenv)
 //	LEDGER_SOURCE              kinesis (default) or dynamodb
 //	AWS_ENDPOINT_URL_DYNAMODB  another DynamoDB endpoint (LocalStack), read by the SDK
 package main
@@ -37,7 +39,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -47,6 +48,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/streambatch"
 )
@@ -65,32 +67,31 @@ func main() {
 // The handler is a Kinesis or a DynamoDB stream batch handler, as
 // LEDGER_SOURCE says.
 func setup(ctx context.Context, getenv func(string) string, logger *slog.Logger) (any, error) {
-	idemTable, ledgerTable := getenv("IDEMPOTENCY_TABLE"), getenv("LEDGER_TABLE")
-	if idemTable == "" || ledgerTable == "" {
-		return nil, errors.New("IDEMPOTENCY_TABLE and LEDGER_TABLE must be set")
+	idem, err := idemenv.Read(getenv)
+	ledgerTable, source := getenv("LEDGER_TABLE"), getenv("LEDGER_SOURCE")
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
 	}
-	source := getenv("LEDGER_SOURCE")
+	if ledgerTable == "" {
+		errs = append(errs, errors.New("LEDGER_TABLE is not set (the ledger table's name)"))
+	}
 	if source != "" && source != "kinesis" && source != "dynamodb" {
-		return nil, fmt.Errorf("LEDGER_SOURCE=%q: want kinesis or dynamodb", source)
+		errs = append(errs, fmt.Errorf("LEDGER_SOURCE=%q: want kinesis or dynamodb", source))
 	}
-	ttl := 24 * time.Hour
-	if s := getenv("IDEMPOTENCY_TTL"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("IDEMPOTENCY_TTL=%q is not a positive Go duration such as 24h", s)
-		}
-		ttl = d
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
-	store, err := dynamostore.New(dynamodb.NewFromConfig(awsCfg), idemTable)
+	store, err := dynamostore.New(dynamodb.NewFromConfig(awsCfg), idem.Table, idem.StoreOptions)
 	if err != nil {
 		return nil, err
 	}
 	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
-		o.RetryHorizon = ttl
+		o.RetryHorizon = idem.Horizon
 		o.Logger = logger
 		// Lambda retries a batch at once after a crash or a timeout: wait
 		// for the interrupted attempt's lease to lapse and take the record

@@ -19,10 +19,10 @@ func TestSetupRefusesABadConfiguration(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"no tables", map[string]string{}, "IDEMPOTENCY_TABLE and LEDGER_TABLE must be set"},
-		{"no ledger table", map[string]string{"IDEMPOTENCY_TABLE": "i"}, "IDEMPOTENCY_TABLE and LEDGER_TABLE must be set"},
-		{"a TTL that is not a duration", map[string]string{"IDEMPOTENCY_TABLE": "i", "LEDGER_TABLE": "l", "IDEMPOTENCY_TTL": "1 day"}, "not a positive Go duration"},
-		{"a negative TTL", map[string]string{"IDEMPOTENCY_TABLE": "i", "LEDGER_TABLE": "l", "IDEMPOTENCY_TTL": "-1h"}, "not a positive Go duration"},
+		{"no tables", map[string]string{}, "IDEMPOTENCY_TABLE is not set"},
+		{"no ledger table", map[string]string{"IDEMPOTENCY_TABLE": "i"}, "LEDGER_TABLE is not set"},
+		{"a TTL that is not a duration", map[string]string{"IDEMPOTENCY_TABLE": "i", "LEDGER_TABLE": "l", "IDEMPOTENCY_TTL": "1 day"}, "not a Go duration"},
+		{"a negative TTL", map[string]string{"IDEMPOTENCY_TABLE": "i", "LEDGER_TABLE": "l", "IDEMPOTENCY_TTL": "-1h"}, "at least one second"},
 		{"an unknown source", map[string]string{"IDEMPOTENCY_TABLE": "i", "LEDGER_TABLE": "l", "LEDGER_SOURCE": "sqs"}, "want kinesis or dynamodb"},
 	}
 	for _, tt := range tests {
