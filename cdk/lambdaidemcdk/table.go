@@ -136,9 +136,9 @@ type Table struct {
 //
 // Every check happens before anything is created: it returns an error wrapping
 // [ErrInvalidProps] (colliding attribute names, DESTROY with deletion
-// protection, replicas without V2, an id already used in scope) or [ErrUnsafeGlobalTable] (a global-table
-// setup under which the store cannot keep its guarantees), and then scope is
-// unchanged.
+// protection, replicas without V2, an id already used in scope) or
+// [ErrUnsafeGlobalTable] (a global-table setup under which the store cannot
+// keep its guarantees), and then scope is unchanged.
 func NewTable(scope constructs.Construct, id string, props *TableProps) (*Table, error) {
 	if err := checkID(scope, id); err != nil {
 		return nil, err
