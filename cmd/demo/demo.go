@@ -82,7 +82,7 @@ func (d *demo) run(ctx context.Context) error {
 	defer d.emb.Close()
 	d.say(fmt.Sprintf("Up in %v.", d.since()))
 
-	steps := []func(context.Context) error{d.firstRequest, d.retry, d.concurrent, d.reusedKey, d.cutOff, d.redelivery}
+	steps := []func(context.Context) error{d.firstRequest, d.retry, d.concurrent, d.reusedKey, d.cutOff, d.redelivery, d.operator}
 	for _, s := range steps {
 		if err := s(ctx); err != nil {
 			return err

@@ -70,7 +70,7 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 	}
 	enc := json.NewEncoder(s.out)
 	listed, malformed := 0, 0
-	var lastProgress time.Time
+	lastProgress := e.now() // a first progress line only once a scan takes longer than progressEvery
 	err = r.Scan(ctx, dynamostore.ScanOptions{
 		Segments: *segments,
 		Progress: func(p dynamostore.ScanProgress) {
@@ -127,7 +127,7 @@ func age(rec lambdaidem.Record, now time.Time) string {
 
 func lease(rec lambdaidem.Record, now time.Time) string {
 	switch {
-	case rec.Status == lambdaidem.StatusCompleted || rec.LeaseUntil.IsZero():
+	case rec.Status != lambdaidem.StatusInProgress || rec.LeaseUntil.IsZero():
 		return "-"
 	case rec.LeaseUntil.Before(now):
 		return "lapsed " + now.Sub(rec.LeaseUntil).Round(time.Second).String() + " ago"

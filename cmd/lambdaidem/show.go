@@ -77,7 +77,10 @@ func newView(rec lambdaidem.Record, now time.Time, reveal bool) view {
 		Attempts: rec.Attempts, ExpiresAt: rec.ExpiresAt.UTC(), Expired: !rec.Live(now), External: rec.External,
 		Fingerprint: rec.Fingerprint, OperationKey: lambdaidem.OperationKey(rec.Key), OutcomeBytes: len(rec.Outcome), now: now,
 	}
-	v.CreatedAt, v.CompletedAt, v.LeaseUntil = opt(rec.CreatedAt), opt(rec.CompletedAt), opt(rec.LeaseUntil)
+	v.CreatedAt, v.CompletedAt = opt(rec.CreatedAt), opt(rec.CompletedAt)
+	if rec.Status == lambdaidem.StatusInProgress {
+		v.LeaseUntil = opt(rec.LeaseUntil) // a lease means nothing once the attempt has ended
+	}
 	if reveal && len(rec.Outcome) > 0 {
 		o, err := lambdaidem.DecodeStoredOutcome(rec.Outcome)
 		switch {
@@ -110,11 +113,11 @@ func state(rec lambdaidem.Record, now time.Time) string {
 	case !rec.Live(now):
 		return "expired: treated as absent, the next request runs the operation"
 	case rec.Status == lambdaidem.StatusUnknown:
-		return "outcome unknown: resolve it (done or not done)"
+		return "outcome unknown; settle it with resolve --done or --not-done"
 	case rec.Status == lambdaidem.StatusCompleted:
 		return "completed: duplicates replay the outcome"
 	case rec.LeaseUntil.Before(now) && rec.External:
-		return "stuck: its owner began an external effect and its lease lapsed; as good as UNKNOWN, resolve it"
+		return "stuck: its owner began an external effect and its lease lapsed; as good as UNKNOWN, settle it with resolve"
 	case rec.LeaseUntil.Before(now):
 		return "stuck: lease lapsed; the next retry takes it over"
 	}
@@ -165,7 +168,7 @@ func (v view) when(t *time.Time) string {
 	}
 	d := t.Sub(v.now).Round(time.Second)
 	rel := "in " + d.String()
-	if d < 0 {
+	if d <= 0 {
 		rel = (-d).String() + " ago"
 	}
 	return t.Format(time.RFC3339Nano) + " (" + rel + ")"
