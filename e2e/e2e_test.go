@@ -109,6 +109,9 @@ func TestEndToEnd(t *testing.T) {
 			}
 			concurrent(t, s.managedAPIURL)
 		})
+		t.Run("a charge that outlives its timeout in one Lambda Managed Instances process is made once", func(t *testing.T) {
+			managedChargeOutlivesTimeout(t, s)
+		})
 
 		t.Run("the same key with another body gets 422 and never the first payment", func(t *testing.T) {
 			ref, key := unique("reuse"), unique("key")
