@@ -28,6 +28,7 @@
 //	INPROGRESS --handler error before any external effect (fenced)-> ABSENT (released)
 //	INPROGRESS --failure after an external effect began------------> UNKNOWN (kept)
 //	INPROGRESS(external) --crash, lease lapsed: never taken over-----> answered as UNKNOWN
+//	INPROGRESS --still running, lease renewed (fenced; Renew)-------> INPROGRESS(token, lease')
 //	INPROGRESS --lease lapsed, new claim (takeover, new token)------> INPROGRESS(token2)
 //	UNKNOWN    --reconcile says done / not done---------------------> COMPLETED / ABSENT
 //	COMPLETED  --expiration passed-----------------------------------> treated as ABSENT
