@@ -22,6 +22,7 @@
 //	             (+ PutItem   only to replace an expired record DynamoDB has not deleted yet)
 //	Commit       PutItem      no staged writes; fenced on the attempt token
 //	             TransactWriteItems   record Put first, then every staged write
+//	Renew        UpdateItem   fenced on the token, in progress, lease not yet ended
 //	Release      DeleteItem   fenced on the token, in progress or unknown
 //	MarkUnknown  UpdateItem   fenced on the token, in progress
 //	Get          GetItem      strongly consistent; an expired record is absent
