@@ -36,8 +36,22 @@
 //     records the setting and answers them. (Expired items are never
 //     deleted, by the emulator or the proxy: DynamoDB too deletes them late.)
 //
-// The proxy serializes requests: the old-item read and the request it
-// belongs to must not interleave with another write.
+//   - Transaction conflicts: the emulator serializes every request, so it
+//     never reports one. The proxy models writes in flight as DynamoDB
+//     documents them (Developer Guide, "Transaction conflict handling in
+//     DynamoDB"): a single-item write on an item of an ongoing
+//     TransactWriteItems gets HTTP 400 TransactionConflictException (which
+//     the SDK's standard retryer does not retry), a transaction meeting
+//     another write on one of its items is cancelled with reason
+//     TransactionConflict, and a transaction resent with the
+//     ClientRequestToken of one still running gets
+//     TransactionInProgressException. A [Rule] with a Hold keeps a write in
+//     flight for a set duration; requests on other items are not blocked,
+//     and reads see the last committed state.
+//
+// The proxy serializes the execution of requests: the old-item read and
+// the request it belongs to must not interleave with another write. A held
+// write waits outside the serialization, in flight on its items.
 //
 // # External endpoints
 //

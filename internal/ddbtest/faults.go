@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 )
 
 // Fault is what the proxy does to a call a [Rule] matches.
@@ -62,6 +63,13 @@ type Rule struct {
 	Times int
 	// Match, if set, must also accept the request body (DynamoDB JSON).
 	Match func(body []byte) bool
+	// Hold keeps a matched call waiting this long before it is served.
+	// A write held this way is in flight on its items for the whole hold,
+	// as a slow DynamoDB write is: other writes on those items meet a
+	// transaction conflict (see [Departures].NoTransactionConflicts).
+	// Requests on other items are not blocked. A refused call is answered
+	// after the hold; a lost one is applied after it. Default 0.
+	Hold time.Duration
 }
 
 type rule struct {
@@ -90,8 +98,9 @@ func (p *Proxy) ClearFaults() {
 	p.rules = nil
 }
 
-// fault decides the fault for one call, spending the matching rule.
-func (p *Proxy) fault(op string, body []byte) Fault {
+// fault decides the fault and the hold for one call, spending the
+// matching rule.
+func (p *Proxy) fault(op string, body []byte) (Fault, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range p.rules {
@@ -103,12 +112,12 @@ func (p *Proxy) fault(op string, body []byte) Fault {
 		}
 		r.seen++
 		if r.seen <= r.After {
-			return NoFault
+			return NoFault, 0
 		}
 		r.fired++
-		return r.Fault
+		return r.Fault, r.Hold
 	}
-	return NoFault
+	return NoFault, 0
 }
 
 // refuses reports whether f answers without applying the call.

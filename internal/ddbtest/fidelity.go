@@ -50,12 +50,20 @@ type Departures struct {
 	// Segment and TotalSegments and returns the whole table to every
 	// segment. DynamoDB gives each segment a disjoint part (see segments.go).
 	ScanSegmentsIgnored bool
+	// NoTransactionConflicts serializes every request as the emulator does,
+	// so that writes never meet in flight: a held write is only delayed,
+	// and nothing is refused for a transaction conflict. DynamoDB refuses a
+	// single-item write on an item of an ongoing transaction with
+	// TransactionConflictException and cancels a transaction that meets
+	// another write on one of its items (see conflicts.go).
+	NoTransactionConflicts bool
 }
 
 // Emulator returns the Departures that let every departure through: the
 // emulator's own behaviour.
 func Emulator() Departures {
-	return Departures{OldItems: OldItemsLikeEmulator, TokenReplayCancelled: true, PutItemAttributes: true, NoTimeToLive: true, ScanSegmentsIgnored: true}
+	return Departures{OldItems: OldItemsLikeEmulator, TokenReplayCancelled: true, PutItemAttributes: true, NoTimeToLive: true, ScanSegmentsIgnored: true,
+		NoTransactionConflicts: true}
 }
 
 // tokenWindow is how long DynamoDB remembers a ClientRequestToken.
@@ -223,25 +231,47 @@ func (p *Proxy) oldItem(op string, in map[string][]byte) []byte {
 
 // keyOf picks the key attributes of table out of item.
 func (p *Proxy) keyOf(table string, item []byte) []byte {
+	schema := p.keySchema(table)
+	attrs, err := object(item)
+	if schema == nil || err != nil {
+		return nil
+	}
+	key := map[string]rawJSON{}
+	for _, name := range schema {
+		v, ok := attrs[name]
+		if !ok {
+			return nil
+		}
+		key[name] = v
+	}
+	return marshal(key)
+}
+
+// keySchema returns the key attribute names of table, asking the emulator
+// once per table (CreateTable and DeleteTable forget what was asked).
+func (p *Proxy) keySchema(table string) []string {
+	p.mu.Lock()
+	schema, ok := p.schemas[table]
+	p.mu.Unlock()
+	if ok {
+		return schema
+	}
 	resp := p.call("DescribeTable", nil, marshal(map[string]string{"TableName": table}))
 	var out struct {
 		Table struct {
 			KeySchema []struct{ AttributeName string }
 		}
 	}
-	attrs, err := object(item)
-	if resp.status != http.StatusOK || unmarshal(resp.body, &out) != nil || err != nil {
+	if resp.status != http.StatusOK || unmarshal(resp.body, &out) != nil {
 		return nil
 	}
-	key := map[string]rawJSON{}
 	for _, k := range out.Table.KeySchema {
-		v, ok := attrs[k.AttributeName]
-		if !ok {
-			return nil
-		}
-		key[k.AttributeName] = v
+		schema = append(schema, k.AttributeName)
 	}
-	return marshal(key)
+	p.mu.Lock()
+	p.schemas[table] = schema
+	p.mu.Unlock()
+	return schema
 }
 
 // timeToLive answers UpdateTimeToLive and DescribeTimeToLive.

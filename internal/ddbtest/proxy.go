@@ -24,7 +24,8 @@ type ProxyOptions struct {
 }
 
 // Proxy is an http.Handler in front of a DynamoDB emulator. It serializes
-// requests, counts calls by operation (the X-Amz-Target header), adds
+// requests (a held write waits outside the serialization, in flight; see
+// [Rule].Hold), counts calls by operation (the X-Amz-Target header), adds
 // latency, injects faults by [Rule], and corrects the emulator's departures
 // from DynamoDB (see the package documentation and [Departures]). Its
 // methods are safe for concurrent use, also while requests are served.
@@ -41,6 +42,8 @@ type Proxy struct {
 	rules      []*rule
 	tokens     map[string]tokenUse   // ClientRequestToken → first success
 	ttl        map[string]ttlSetting // table → TTL setting
+	schemas    map[string][]string   // table → key attribute names
+	flights    []*flight             // writes in flight (see conflicts.go)
 }
 
 // NewProxy returns a proxy in front of next, a DynamoDB emulator.
@@ -60,6 +63,7 @@ func NewProxy(next http.Handler, optFns ...func(*ProxyOptions)) *Proxy {
 		calls:      map[string]int{},
 		tokens:     map[string]tokenUse{},
 		ttl:        map[string]ttlSetting{},
+		schemas:    map[string][]string{},
 	}
 }
 
@@ -134,19 +138,33 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	p.serial.Lock()
-	defer p.serial.Unlock()
-	fault := p.fault(op, body)
+	fault, hold := p.fault(op, body)
 	if fault.refuses() {
+		sleep(hold)
 		fault.write(w, body)
 		return
 	}
-	resp := p.serve(dep, op, r.Header, body)
+	if op == "CreateTable" || op == "DeleteTable" {
+		p.forgetSchema(body)
+	}
+	resp := p.apply(dep, op, r.Header, body, hold)
 	if fault.loses() {
 		fault.lose(w)
 		return
 	}
 	resp.write(w)
+}
+
+// forgetSchema drops the remembered key schema of the table a CreateTable
+// or DeleteTable names.
+func (p *Proxy) forgetSchema(body []byte) {
+	in, err := object(body)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.schemas, text(in["TableName"]))
 }
 
 // operation is the operation name from X-Amz-Target
