@@ -54,6 +54,41 @@ func inFlight(t *testing.T, p *ddbtest.Proxy, fn func() error) func() error {
 	return func() error { return <-errc }
 }
 
+// heldWorld starts an endpoint with a table holding b=old, holds the next
+// call of op for [hold], and starts write with it: it returns once that
+// write is in flight.
+func heldWorld(t *testing.T, op string, write func(c *dynamodb.Client, table string) error) (p *ddbtest.Proxy, c *dynamodb.Client, table string, wait func() error) {
+	t.Helper()
+	ep := ddbtest.Start(t)
+	p = ep.RequireProxy(t)
+	c = ep.Client()
+	table = newTable(t, c)
+	put(t, c, table, item("b", "old"))
+	p.Inject(ddbtest.Rule{Op: op, Hold: hold, Times: 1})
+	p.ResetCalls()
+	return p, c, table, inFlight(t, p, func() error { return write(c, table) })
+}
+
+// heldTx is the transaction on a and b that heldWorld holds.
+func heldTx(c *dynamodb.Client, table string) error {
+	_, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "a", "b"))
+	return err
+}
+
+// reasons lists the cancellation reason codes of a cancelled transaction;
+// nil if err is not a cancellation.
+func reasons(err error) []string {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return nil
+	}
+	codes := make([]string, len(tce.CancellationReasons))
+	for i, r := range tce.CancellationReasons {
+		codes[i] = aws.ToString(r.Code)
+	}
+	return codes
+}
+
 // singleWrites are the three single-item writes, each on item pk.
 var singleWrites = map[string]func(c *dynamodb.Client, table, pk string) error{
 	"PutItem": func(c *dynamodb.Client, table, pk string) error {
@@ -78,17 +113,7 @@ var singleWrites = map[string]func(c *dynamodb.Client, table, pk string) error{
 func TestSingleWriteMeetsTransaction(t *testing.T) {
 	for name, write := range singleWrites {
 		t.Run(name, func(t *testing.T) {
-			ep := ddbtest.Start(t)
-			p := ep.RequireProxy(t)
-			c := ep.Client()
-			table := newTable(t, c)
-			put(t, c, table, item("b", "old"))
-			p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: hold, Times: 1})
-			p.ResetCalls()
-			wait := inFlight(t, p, func() error {
-				_, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "a", "b"))
-				return err
-			})
+			p, c, table, wait := heldWorld(t, "TransactWriteItems", heldTx)
 			err := write(c, table, "b")
 			var tce *types.TransactionConflictException
 			if !errors.As(err, &tce) {
@@ -111,20 +136,9 @@ func TestSingleWriteMeetsTransaction(t *testing.T) {
 // another transaction in flight is cancelled, reason TransactionConflict on
 // that item and None on the other, and writes nothing.
 func TestTransactionMeetsTransaction(t *testing.T) {
-	ep := ddbtest.Start(t)
-	p := ep.RequireProxy(t)
-	c := ep.Client()
-	table := newTable(t, c)
-	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: hold, Times: 1})
-	wait := inFlight(t, p, func() error {
-		_, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "a", "b"))
-		return err
-	})
+	_, c, table, wait := heldWorld(t, "TransactWriteItems", heldTx)
 	_, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "c", "b"))
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) || len(tce.CancellationReasons) != 2 ||
-		aws.ToString(tce.CancellationReasons[0].Code) != "None" ||
-		aws.ToString(tce.CancellationReasons[1].Code) != "TransactionConflict" {
+	if got := reasons(err); len(got) != 2 || got[0] != "None" || got[1] != "TransactionConflict" {
 		t.Fatalf("second transaction = %v; want cancelled with reasons [None, TransactionConflict]", err)
 	}
 	if err := wait(); err != nil {
@@ -140,16 +154,11 @@ func TestTransactionMeetsTransaction(t *testing.T) {
 // TransactionConflict; a second single-item write on that item is not
 // refused but waits its turn, as DynamoDB serializes them.
 func TestTransactionMeetsSingleWrite(t *testing.T) {
-	ep := ddbtest.Start(t)
-	p := ep.RequireProxy(t)
-	c := ep.Client()
-	table := newTable(t, c)
-	p.Inject(ddbtest.Rule{Op: "UpdateItem", Hold: hold, Times: 1})
-	wait := inFlight(t, p, func() error { return singleWrites["UpdateItem"](c, table, "b") })
+	_, c, table, wait := heldWorld(t, "UpdateItem", func(c *dynamodb.Client, table string) error {
+		return singleWrites["UpdateItem"](c, table, "b")
+	})
 	_, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "a", "b"))
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) || len(tce.CancellationReasons) != 2 ||
-		aws.ToString(tce.CancellationReasons[1].Code) != "TransactionConflict" {
+	if got := reasons(err); len(got) != 2 || got[1] != "TransactionConflict" {
 		t.Fatalf("transaction = %v; want cancelled, reason TransactionConflict on b", err)
 	}
 	start := time.Now()
@@ -171,16 +180,7 @@ func TestTransactionMeetsSingleWrite(t *testing.T) {
 // writes and transactions on other items, and reads of its own items (which
 // see the last committed state), are served at once.
 func TestConflictsSpareOtherItems(t *testing.T) {
-	ep := ddbtest.Start(t)
-	p := ep.RequireProxy(t)
-	c := ep.Client()
-	table := newTable(t, c)
-	put(t, c, table, item("b", "old"))
-	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: hold, Times: 1})
-	wait := inFlight(t, p, func() error {
-		_, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "a", "b"))
-		return err
-	})
+	p, c, table, wait := heldWorld(t, "TransactWriteItems", heldTx)
 	start := time.Now()
 	for name, write := range singleWrites {
 		if err := write(c, table, "z"); err != nil {

@@ -25,13 +25,16 @@
 //     old item for a failed PutItem or DeleteItem, nor in the cancellation
 //     reason of a transaction's Put or Delete. The proxy reads the item
 //     before applying the request and attaches it, as DynamoDB does.
+//
 //   - ClientRequestToken: the emulator ignores it, so a TransactWriteItems
 //     replayed after a lost response is cancelled instead of succeeding. The
 //     proxy remembers successful tokens for 10 minutes and answers an
 //     identical replay with success, and a different request with the same
 //     token with IdempotentParameterMismatchException.
+//
 //   - PutItem returns the new item as Attributes; DynamoDB returns nothing
 //     (or the old item for ReturnValues=ALL_OLD). The proxy fixes it.
+//
 //   - UpdateTimeToLive and DescribeTimeToLive are not implemented; the proxy
 //     records the setting and answers them. (Expired items are never
 //     deleted, by the emulator or the proxy: DynamoDB too deletes them late.)
