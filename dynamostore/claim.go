@@ -63,7 +63,7 @@ func (s *Store) claimOrTakeOver(ctx context.Context, c lambdaidem.Claim) (lambda
 	} else {
 		remove = append(remove, e.n(o.ValidationAttr))
 	}
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
 		Key:                                 s.codec.key(c.Key),
 		UpdateExpression:                    aws.String("SET " + strings.Join(set, ", ") + " REMOVE " + strings.Join(remove, ", ")),
@@ -72,6 +72,11 @@ func (s *Store) claimOrTakeOver(ctx context.Context, c lambdaidem.Claim) (lambda
 		ExpressionAttributeValues:           e.values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	var out *dynamodb.UpdateItemOutput
+	err := s.single(ctx, "claim", s.opts.ConflictRetries, func() (err error) {
+		out, err = s.client.UpdateItem(ctx, in)
+		return err
 	})
 	if err != nil {
 		return s.refused(ctx, "claim", c.Key, err)
@@ -99,7 +104,7 @@ func (s *Store) claimExpired(ctx context.Context, c lambdaidem.Claim) (lambdaide
 	}
 	var e expr
 	cond := "attribute_not_exists(" + e.n(o.KeyAttr) + ") OR " + e.n(o.ExpirationAttr) + " < " + e.v(num(ceilSec(c.Now)))
-	return s.putRecord(ctx, "claim", c.Key, item, cond, &e)
+	return s.putRecord(ctx, "claim", s.opts.ConflictRetries, c.Key, item, cond, &e)
 }
 
 // refused turns the error of a conditional write into the Store result: a

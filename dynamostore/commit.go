@@ -35,15 +35,18 @@ import (
 // types.TransactWriteItem as [Put], [Update], [Delete] and
 // [ConditionCheck] stage them); a violation is an error matching
 // lambdaidem.ErrEffectRejected and [ErrInvalidEffect]. A failed business
-// condition is a [*ConditionFailedError]. A transaction cancelled by a
-// TransactionConflict is retried with backoff (Options.ConflictRetries),
-// then fails with an error matching lambdaidem.ErrInProgress.
+// condition is a [*ConditionFailedError]. A write that meets a
+// transaction conflict (TransactionConflictException, or a transaction
+// cancelled for a TransactionConflict) is sent again, the transaction with
+// the same ClientRequestToken, with jittered backoff for as long as ctx
+// allows (without a deadline, Options.ConflictRetries times), then fails
+// with an error matching lambdaidem.ErrInProgress.
 func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
 	item := s.codec.completed(c)
 	var e expr
 	cond := s.commitCondition(&e, c)
 	if len(c.Effects) == 0 {
-		return s.putRecord(ctx, "commit", c.Key, item, cond, &e)
+		return s.putRecord(ctx, "commit", s.commitRetries(ctx), c.Key, item, cond, &e)
 	}
 	effects, actions, err := s.effectItems(c.Key, c.Effects, mapSize(item))
 	if err != nil {
@@ -101,16 +104,21 @@ func (s *Store) requestToken(c lambdaidem.Commit) string {
 }
 
 // putRecord writes a whole record item with one conditional PutItem that
-// asks for the old item on a failed condition. A failed condition returns
-// the current record and false; see [Store.refused].
-func (s *Store) putRecord(ctx context.Context, op, key string, item map[string]types.AttributeValue, cond string, e *expr) (lambdaidem.Record, bool, error) {
-	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+// asks for the old item on a failed condition, retrying a transaction
+// conflict at most retries times (see [Store.retryConflicts]). A failed
+// condition returns the current record and false; see [Store.refused].
+func (s *Store) putRecord(ctx context.Context, op string, retries int, key string, item map[string]types.AttributeValue, cond string, e *expr) (lambdaidem.Record, bool, error) {
+	in := &dynamodb.PutItemInput{
 		TableName:                           aws.String(s.table),
 		Item:                                item,
 		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeNames:            e.names,
 		ExpressionAttributeValues:           e.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	err := s.single(ctx, op, retries, func() error {
+		_, err := s.client.PutItem(ctx, in)
+		return err
 	})
 	if err != nil {
 		return s.refused(ctx, op, key, err)

@@ -55,6 +55,19 @@
 // DynamoDB would refuse are caught before sending and match
 // lambdaidem.ErrEffectRejected and [ErrInvalidEffect]; a business condition
 // that fails is a [*ConditionFailedError], which matches
-// lambdaidem.ErrEffectRejected. A commit that keeps meeting
-// TransactionConflict matches lambdaidem.ErrInProgress.
+// lambdaidem.ErrEffectRejected.
+//
+// # Contention
+//
+// DynamoDB refuses a single-item write on an item that a transaction in
+// flight is writing with TransactionConflictException (HTTP 400, which the
+// SDK does not retry), and cancels a transaction that meets another write
+// with the reason TransactionConflict. Every call of the store retries
+// both with jittered exponential backoff: a claim, a read and a fenced
+// write (release, mark) at most Options.ConflictRetries times and never
+// past the context's deadline, then fail with an error matching
+// lambdaidem.ErrInProgress (a duplicate is "in progress", never a store
+// failure); a commit for as long as its context allows, with the same
+// ClientRequestToken, so that duplicates hammering a key cannot make the
+// owner give up a claim it holds.
 package dynamostore

@@ -97,6 +97,9 @@ func unavailableCode(code string) bool {
 // refused service (throttling after the SDK's retries, 5xx, timeouts,
 // connection failures), and keeps the SDK error for errors.As.
 func wrapErr(op string, err error) error {
+	if errors.Is(err, lambdaidem.ErrInProgress) {
+		return err // a conflict that outlasted the retries, already said
+	}
 	if unavailable(err) {
 		return fmt.Errorf("dynamostore: %s: %w: %w", op, lambdaidem.ErrStoreUnavailable, err)
 	}

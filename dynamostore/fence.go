@@ -20,12 +20,16 @@ func (s *Store) Release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
 	var e expr
 	cond := e.n(o.AttemptAttr) + " = " + e.v(str(f.Token)) + " AND " + e.n(o.StatusAttr) + " IN (" +
 		e.v(str(string(lambdaidem.StatusInProgress))) + ", " + e.v(str(string(lambdaidem.StatusUnknown))) + ")"
-	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	in := &dynamodb.DeleteItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       s.codec.key(f.Key),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  e.names,
 		ExpressionAttributeValues: e.values,
+	}
+	err := s.single(ctx, "release", s.opts.ConflictRetries, func() error {
+		_, err := s.client.DeleteItem(ctx, in)
+		return err
 	})
 	return fenced("release", err)
 }
@@ -39,13 +43,17 @@ func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, err
 	cond := e.n(o.AttemptAttr) + " = " + e.v(str(f.Token)) + " AND " +
 		e.n(o.StatusAttr) + " = " + e.v(str(string(lambdaidem.StatusInProgress)))
 	update := "SET " + e.n(o.ExternalAttr) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: true})
-	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       s.codec.key(f.Key),
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  e.names,
 		ExpressionAttributeValues: e.values,
+	}
+	err := s.single(ctx, "mark external", s.opts.ConflictRetries, func() error {
+		_, err := s.client.UpdateItem(ctx, in)
+		return err
 	})
 	return fenced("mark external", err)
 }
@@ -60,13 +68,17 @@ func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence, expiresAt t
 		e.n(o.StatusAttr) + " = " + e.v(str(string(lambdaidem.StatusInProgress)))
 	update := "SET " + e.n(o.StatusAttr) + " = " + e.v(str(string(lambdaidem.StatusUnknown))) + ", " +
 		e.n(o.ExpirationAttr) + " = " + e.v(num(expiresAt.Unix()))
-	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       s.codec.key(f.Key),
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  e.names,
 		ExpressionAttributeValues: e.values,
+	}
+	err := s.single(ctx, "mark unknown", s.opts.ConflictRetries, func() error {
+		_, err := s.client.UpdateItem(ctx, in)
+		return err
 	})
 	return fenced("mark unknown", err)
 }

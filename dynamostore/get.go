@@ -23,10 +23,15 @@ func (s *Store) Get(ctx context.Context, key string, now time.Time) (lambdaidem.
 
 // read is a strongly consistent GetItem of the record key, expired or not.
 func (s *Store) read(ctx context.Context, op, key string) (lambdaidem.Record, error) {
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+	in := &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            s.codec.key(key),
 		ConsistentRead: aws.Bool(true),
+	}
+	var out *dynamodb.GetItemOutput
+	err := s.single(ctx, op, s.opts.ConflictRetries, func() (err error) {
+		out, err = s.client.GetItem(ctx, in)
+		return err
 	})
 	if err != nil {
 		return lambdaidem.Record{}, wrapErr(op, err)

@@ -69,12 +69,14 @@ type Options struct {
 	// "renewed_at".
 	RenewedAtAttr string
 
-	// ConflictRetries is how many times a commit is sent again after
-	// DynamoDB cancels its transaction for a TransactionConflict (another
-	// transaction was writing one of its items). After the last retry, or
-	// when the context's deadline would pass first, the commit fails with
-	// an error matching lambdaidem.ErrInProgress. Default 4; a negative
-	// value disables the retries.
+	// ConflictRetries is how many times a claim, a read or a fenced write
+	// (release, mark) is sent again after meeting a transaction conflict
+	// (TransactionConflictException: a transaction in flight was writing
+	// the record), never past the context's deadline; then the call fails
+	// with an error matching lambdaidem.ErrInProgress. A commit retries a
+	// conflict for as long as its context's deadline allows (the core gives
+	// it Options.FinishTimeout), and this many times only when the context
+	// has no deadline. Default 8; a negative value disables the retries.
 	ConflictRetries int
 
 	// ConflictBackoff is the wait before the first conflict retry; it
@@ -111,7 +113,7 @@ func (o *Options) setDefaults() error {
 		o.SortKeyValue = ""
 	}
 	if o.ConflictRetries == 0 {
-		o.ConflictRetries = 4
+		o.ConflictRetries = 8
 	}
 	if o.ConflictRetries < 0 {
 		o.ConflictRetries = 0

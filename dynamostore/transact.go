@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -24,26 +22,17 @@ type recordRefused struct {
 func (recordRefused) Error() string { return "dynamostore: record condition failed" }
 
 // transact sends the commit transaction in, retrying it after a
-// TransactionConflict. It reads the cancellation reasons by index: item 0
-// is the record, item i > 0 is the effect actions[i-1].
+// TransactionConflict (see [Store.retryConflicts]; the SDK resends the
+// same ClientRequestToken). It reads the cancellation reasons by index:
+// item 0 is the record, item i > 0 is the effect actions[i-1].
 func (s *Store) transact(ctx context.Context, in *dynamodb.TransactWriteItemsInput, actions []action) error {
-	for retry := 0; ; retry++ {
+	return s.retryConflicts(ctx, "commit", s.commitRetries(ctx), func() (bool, error) {
 		_, err := s.client.TransactWriteItems(ctx, in)
 		if err == nil {
-			return nil
+			return false, nil
 		}
-		if retry > 0 && ctx.Err() != nil {
-			// The deadline ended a retry: the conflict is what stopped us.
-			return fmt.Errorf("dynamostore: commit: %w: transaction conflict until the deadline: %w", lambdaidem.ErrInProgress, err)
-		}
-		conflict, err := s.cancelled(err, actions)
-		if !conflict {
-			return err
-		}
-		if retry >= s.opts.ConflictRetries || !s.sleep(ctx, retry) {
-			return fmt.Errorf("dynamostore: commit: %w: transaction conflict after %d tries: %w", lambdaidem.ErrInProgress, retry+1, err)
-		}
-	}
+		return s.cancelled(err, actions)
+	})
 }
 
 // cancelled classifies the error of a commit transaction. It reports a
@@ -99,26 +88,4 @@ func (s *Store) cancelled(err error, actions []action) (conflict bool, _ error) 
 		return true, err
 	}
 	return false, wrapErr("commit", err)
-}
-
-// sleep waits before conflict retry number retry+1: exponential backoff
-// with full jitter. It reports false, without waiting, when the context
-// would end first.
-func (s *Store) sleep(ctx context.Context, retry int) bool {
-	limit := s.opts.ConflictMaxBackoff
-	if retry < 30 {
-		limit = min(limit, s.opts.ConflictBackoff<<retry)
-	}
-	d := time.Duration(rand.Int64N(int64(limit) + 1))
-	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
