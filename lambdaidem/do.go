@@ -139,6 +139,15 @@ func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 			ExpiresAt: maxTime(now.Add(opts.RetryHorizon), lease.Add(time.Second)),
 		})
 		if err != nil {
+			// The claim may have been applied with its answer lost: give it
+			// back before anything else, so that a retry does not wait out
+			// a lease nobody holds.
+			o.releaseErrored(ctx, token)
+			if errors.Is(err, ErrInProgress) {
+				// The store met another attempt's write on the record
+				// (a transaction conflict) until it gave up: in progress.
+				return zero, o.conflict(ctx, ErrInProgress, Record{Key: o.key, Status: StatusInProgress})
+			}
 			serr := o.storeError(ctx, "claim", err)
 			// Fail open only for the store's sake: an invocation whose own
 			// context ended during the claim has no time left to run in.
@@ -223,14 +232,14 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		// Fenced out: the lease lapsed and another attempt took over, or a
 		// reconciler resolved this attempt's record (under its token) while
 		// it was stalled. What is stored is the outcome.
-		if cur.Status == StatusCompleted && cur.Fingerprint == o.c.Fingerprint {
+		if cur.Status == StatusCompleted && cur.Live(opts.Now()) && cur.Fingerprint == o.c.Fingerprint {
 			return o.replay(ctx, cur, "store")
 		}
 		return zero, o.conflict(ctx, ErrLeaseLost, cur)
 	}
 	// Committed, or committed by an earlier try whose response was lost.
 	o.committed(ctx, rec, now)
-	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
+	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: stored(cur, now.Add(opts.RetryHorizon))})
 	return out, unmark(err)
 }
 
@@ -277,7 +286,7 @@ func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 		}
 		if committed || (cur.Status == StatusCompleted && cur.Token == token) {
 			o.committed(ctx, Record{Status: StatusCompleted, Attempts: 1}, now)
-			o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
+			o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: stored(cur, now.Add(opts.RetryHorizon))})
 			return out, unmark(err)
 		}
 		rout, rerr, v := o.existing(ctx, cur)
@@ -410,7 +419,7 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdic
 		return zero, err, answered
 	}
 	now := opts.Now()
-	_, committed, err := o.g.store.Commit(fctx, Commit{
+	cur, committed, err := o.g.store.Commit(fctx, Commit{
 		Key: rec.Key, Token: rec.Token, Fingerprint: rec.Fingerprint, Outcome: data,
 		Now: now, ExpiresAt: now.Add(opts.RetryHorizon), Attempts: rec.Attempts, CreatedAt: rec.CreatedAt,
 	})
@@ -425,7 +434,7 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdic
 		return zero, nil, reclaim
 	}
 	o.committed(ctx, rec, now)
-	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: rec.Fingerprint, Outcome: data, ExpiresAt: now.Add(opts.RetryHorizon)})
+	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: rec.Fingerprint, Outcome: data, ExpiresAt: stored(cur, now.Add(opts.RetryHorizon))})
 	return out, nil, answered
 }
 
@@ -453,6 +462,32 @@ func (o *op[Out]) abandon(ctx context.Context, f Fence, external bool) {
 	case external:
 		o.hook(ctx, opts.Hooks.OnUnknown, Record{Status: StatusUnknown})
 	}
+}
+
+// releaseErrored gives back a claim whose Store.Claim returned an error:
+// the write may have been applied and its answer lost (a lost response,
+// then 5xx on every retry). Fenced on the token it claimed with, on the
+// finish context, best effort: a release that finds no such claim changes
+// nothing.
+func (o *op[Out]) releaseErrored(ctx context.Context, token string) {
+	fctx, cancel := o.finishContext(ctx)
+	defer cancel()
+	if ok, err := o.g.store.Release(fctx, Fence{Key: o.key, Token: token}); err != nil {
+		o.log(ctx, slog.LevelWarn, "release after a failed claim failed", slog.Any("error", err))
+	} else if ok {
+		o.log(ctx, slog.LevelInfo, "released a claim whose answer was lost")
+	}
+}
+
+// stored is when a record just committed expires, for the local cache: the
+// expiration the store returned with the record (stores keep it in whole
+// seconds), else the one the commit asked for, cut to the second below, so
+// that a cached replay never outlives the stored record.
+func stored(rec Record, asked time.Time) time.Time {
+	if !rec.ExpiresAt.IsZero() && rec.ExpiresAt.Before(asked) {
+		return rec.ExpiresAt
+	}
+	return asked.Truncate(time.Second)
 }
 
 func (o *op[Out]) failOpen(ctx context.Context, cause error) (Out, error) {
