@@ -151,7 +151,7 @@ func TestErroredClaimReleased(t *testing.T) {
 	runs := 0
 	handler := func(ctx context.Context) (string, error) {
 		runs++
-		return "done", dynamostore.Put(ctx, *e.order("o").Put)
+		return "done", dynamostore.Stage(ctx, *e.order("o").Put)
 	}
 	_, err := lambdaidem.Do(context.Background(), g, call("k"), handler)
 	var se *lambdaidem.StoreError
@@ -192,7 +192,7 @@ func TestDuplicateMeetsHeldCommit(t *testing.T) {
 			owner := make(chan error, 1)
 			go func() {
 				_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
-					return "receipt", dynamostore.Put(ctx, *e.order("o").Put)
+					return "receipt", dynamostore.Stage(ctx, *e.order("o").Put)
 				})
 				owner <- err
 			}()
@@ -250,7 +250,7 @@ func TestHotKey(t *testing.T) {
 			_, err := lambdaidem.Do(context.Background(), g, call(key), func(ctx context.Context) (string, error) {
 				close(started)
 				<-hammering
-				return want, dynamostore.Put(ctx, *e.order("order-"+key).Put)
+				return want, dynamostore.Stage(ctx, *e.order("order-" + key).Put)
 			})
 			owner <- err
 		}()
