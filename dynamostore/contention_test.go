@@ -26,12 +26,16 @@ import (
 // cancelled with reason TransactionConflict. ddbtest's proxy produces both
 // when a write is held in flight.
 
+// patient lets the store retry conflicts until the deadline, so that a
+// test of the retries does not depend on how short the random waits were.
+func patient(o *dynamostore.Options) { o.ConflictRetries = 1000 }
+
 // heldRecord is a world where attempt A holds the record "k" and a
 // transaction that checks the record is held in flight for d; it returns
 // once the transaction is in flight, with the call counts reset.
 func heldRecord(t *testing.T, d time.Duration) (*env, *ddbtest.Proxy) {
 	t.Helper()
-	e := newEnv(t)
+	e := newEnv(t, patient)
 	p := e.proxy(t)
 	e.claim(t, "k", "A")
 	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: d, Times: 1})
@@ -185,17 +189,20 @@ func TestDuplicateMeetsHeldCommit(t *testing.T) {
 		{"deadline first", 150 * time.Millisecond, lambdaidem.ErrInProgress},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := newEnv(t, patient)
 			p := e.proxy(t)
 			p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: 400 * time.Millisecond, Times: 1})
 			g := e.guard(t, nil)
 			owner := make(chan error, 1)
+			committing := make(chan struct{})
 			go func() {
 				_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
+					defer close(committing)
 					return "receipt", dynamostore.Stage(ctx, *e.order("o").Put)
 				})
 				owner <- err
 			}()
+			<-committing
 			for deadline := time.Now().Add(5 * time.Second); p.InFlight() == 0; time.Sleep(time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("the owner's commit never got in flight")
@@ -236,8 +243,12 @@ func TestHotKey(t *testing.T) {
 	e := newEnv(t)
 	p := e.proxy(t)
 	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: 5 * time.Millisecond})
-	p.Inject(ddbtest.Rule{Op: "UpdateItem", Hold: 2 * time.Millisecond, Match: func([]byte) bool { return rand.IntN(10) == 0 }})
+	p.Inject(ddbtest.Rule{Op: "UpdateItem", Hold: 2 * time.Millisecond, Match: func([]byte) bool { return rand.IntN(16) == 0 }})
 	g := e.guard(t, nil)
+	// The owner retries its commit for as long as FinishTimeout allows; on
+	// two shared cores under the race detector a trial may need longer than
+	// the default 5s to find a moment free of held claims.
+	ownerGuard := e.guard(t, nil, func(o *lambdaidem.Options) { o.FinishTimeout = time.Minute })
 	var cancelled, maxTries, inProgress int
 	for trial := range trials {
 		key := fmt.Sprintf("hot-%d", trial)
@@ -247,7 +258,7 @@ func TestHotKey(t *testing.T) {
 		started := make(chan struct{})
 		owner := make(chan error, 1)
 		go func() {
-			_, err := lambdaidem.Do(context.Background(), g, call(key), func(ctx context.Context) (string, error) {
+			_, err := lambdaidem.Do(context.Background(), ownerGuard, call(key), func(ctx context.Context) (string, error) {
 				close(started)
 				<-hammering
 				return want, dynamostore.Stage(ctx, *e.order("order-" + key).Put)
