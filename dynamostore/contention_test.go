@@ -80,6 +80,9 @@ func TestEveryWriteRetriesConflicts(t *testing.T) {
 		}, true},
 		{"Release", "DeleteItem", func(ctx context.Context, e *env) (bool, error) { return e.store.Release(ctx, fence) }, true},
 		{"MarkExternal", "UpdateItem", func(ctx context.Context, e *env) (bool, error) { return e.store.MarkExternal(ctx, fence) }, true},
+		{"Renew", "UpdateItem", func(ctx context.Context, e *env) (bool, error) {
+			return e.store.Renew(ctx, lambdaidem.Renewal{Key: "k", Token: "A", Now: t0, LeaseUntil: t0.Add(2 * time.Minute), ExpiresAt: t0.Add(horizon)})
+		}, true},
 		{"MarkUnknown", "UpdateItem", func(ctx context.Context, e *env) (bool, error) {
 			return e.store.MarkUnknown(ctx, fence, t0.Add(horizon))
 		}, true},

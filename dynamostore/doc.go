@@ -64,7 +64,7 @@
 // SDK does not retry), and cancels a transaction that meets another write
 // with the reason TransactionConflict. Every call of the store retries
 // both with jittered exponential backoff: a claim, a read and a fenced
-// write (release, mark) at most Options.ConflictRetries times and never
+// write (release, mark, renew) at most Options.ConflictRetries times and never
 // past the context's deadline, then fail with an error matching
 // lambdaidem.ErrInProgress (a duplicate is "in progress", never a store
 // failure); a commit for as long as its context allows, with the same

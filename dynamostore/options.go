@@ -70,7 +70,7 @@ type Options struct {
 	RenewedAtAttr string
 
 	// ConflictRetries is how many times a claim, a read or a fenced write
-	// (release, mark) is sent again after meeting a transaction conflict
+	// (release, mark, renew) is sent again after meeting a transaction conflict
 	// (TransactionConflictException: a transaction in flight was writing
 	// the record), never past the context's deadline; then the call fails
 	// with an error matching lambdaidem.ErrInProgress. A commit retries a

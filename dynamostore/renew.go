@@ -25,9 +25,14 @@ const renewUpdate = "SET #lease = :lease, #expiration = :expiration, #renewedAt 
 // Renew extends the lease of a running attempt with one conditional
 // UpdateItem (renewCondition, renewUpdate). It returns false, and no
 // error, when the condition fails: the record was taken over, resolved or
-// released, or its lease already ended.
+// released, or its lease already ended. A transaction conflict is retried
+// as for the other fenced writes (Options.ConflictRetries).
 func (s *Store) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
-	_, err := s.client.UpdateItem(ctx, s.renewInput(r))
+	in := s.renewInput(r)
+	err := s.single(ctx, "renew", s.opts.ConflictRetries, func() error {
+		_, err := s.client.UpdateItem(ctx, in)
+		return err
+	})
 	return fenced("renew", err)
 }
 
