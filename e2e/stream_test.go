@@ -142,7 +142,11 @@ func startStreamStack(t *testing.T) *streamStack {
 
 // put writes a transfer record; the partition key chooses the shard.
 func (s *streamStack) put(partitionKey, transferID string, amount int) e2estack.StreamRecord {
-	return s.stream.Put(partitionKey, fmt.Appendf(nil, `{"transfer_id":%q,"account":"acc-1","amount":%d}`, transferID, amount))
+	return s.stream.Put(partitionKey, transferData(transferID, amount))
+}
+
+func transferData(transferID string, amount int) []byte {
+	return fmt.Appendf(nil, `{"transfer_id":%q,"account":"acc-1","amount":%d}`, transferID, amount)
 }
 
 // waitDone waits until the Kinesis poller is done with every record put
@@ -224,10 +228,13 @@ func TestStreams(t *testing.T) {
 				t.Errorf("crash the function: %v", err)
 			}
 		}})
-		var recs []e2estack.StreamRecord
+		// One PutRecords call with one partition key: one shard, and the
+		// poller sees all five at once, so they form one batch.
+		entries := make([]e2estack.PutEntry, len(ids))
 		for i, id := range ids {
-			recs = append(recs, s.put("one-shard", id, 500+i)) // one partition key: one shard, one batch
+			entries[i] = e2estack.PutEntry{PartitionKey: "one-shard", Data: transferData(id, 500+i)}
 		}
+		recs := s.stream.PutRecords(entries...)
 		s.waitDone(t, 60*time.Second)
 		for _, id := range ids {
 			if n := s.booked(t, s.ddb.Client, id); n != 1 {
@@ -284,7 +291,6 @@ func TestStreams(t *testing.T) {
 
 	t.Run("a transfers table's DynamoDB stream: each INSERT booked once, across a crash mid-batch; other changes book nothing", func(t *testing.T) {
 		ids := make([]string, 5)
-		var recs []e2estack.StreamRecord
 		for i := range ids {
 			ids[i] = unique("outbox")
 		}
@@ -303,11 +309,14 @@ func TestStreams(t *testing.T) {
 		key := func(id string) map[string]events.DynamoDBAttributeValue {
 			return map[string]events.DynamoDBAttributeValue{"transfer_id": events.NewStringAttribute(id)}
 		}
+		// One transaction's writes reach the stream together: one batch.
+		changes := make([]e2estack.Change, 0, len(ids)+1)
 		for i, id := range ids {
-			recs = append(recs, s.changes.PutChange(e2estack.Change{EventName: "INSERT", Keys: key(id), NewImage: item(id, 700+i)}))
+			changes = append(changes, e2estack.Change{EventName: "INSERT", Keys: key(id), NewImage: item(id, 700+i)})
 		}
 		// A later MODIFY of the first transfer books nothing.
-		s.changes.PutChange(e2estack.Change{EventName: "MODIFY", Keys: key(ids[0]), NewImage: item(ids[0], 1), OldImage: item(ids[0], 700)})
+		changes = append(changes, e2estack.Change{EventName: "MODIFY", Keys: key(ids[0]), NewImage: item(ids[0], 1), OldImage: item(ids[0], 700)})
+		recs := s.changes.PutChanges(changes...)
 		waitDone(t, s.changes, s.changesPoller, 60*time.Second)
 
 		for _, id := range ids {

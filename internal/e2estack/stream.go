@@ -109,16 +109,20 @@ func NewDynamoDBStream(table string, o StreamOptions) *Stream {
 
 // PutChange appends an item change to a DynamoDB stream; the item's keys
 // choose its shard.
-func (s *Stream) PutChange(c Change) StreamRecord {
-	key, _ := json.Marshal(c.Keys) // map keys sorted: one item, one partition key
-	r := s.Put(string(key), nil)
+func (s *Stream) PutChange(c Change) StreamRecord { return s.PutChanges(c)[0] }
+
+// PutChanges appends item changes at once, as one transaction's writes
+// reach the stream: a reader sees all of them or none.
+func (s *Stream) PutChanges(cs ...Change) []StreamRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sh := s.shard(r.Shard)
-	cp := c
-	sh.records[len(sh.records)-1].Change = &cp
-	r.Change = &cp
-	return r
+	out := make([]StreamRecord, len(cs))
+	for i, c := range cs {
+		key, _ := json.Marshal(c.Keys) // map keys sorted: one item, one partition key
+		cp := c
+		out[i] = s.appendLocked(string(key), nil, &cp)
+	}
+	return out
 }
 
 // Shards returns the stream's shard ids.
@@ -147,6 +151,29 @@ func (s *Stream) Len(shardID string) int {
 func (s *Stream) Put(partitionKey string, data []byte) StreamRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.appendLocked(partitionKey, data, nil)
+}
+
+// PutEntry is one record for [Stream.PutRecords].
+type PutEntry struct {
+	PartitionKey string
+	Data         []byte
+}
+
+// PutRecords appends records at once, as PutRecords does: a reader sees
+// all of them or none.
+func (s *Stream) PutRecords(entries ...PutEntry) []StreamRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]StreamRecord, len(entries))
+	for i, e := range entries {
+		out[i] = s.appendLocked(e.PartitionKey, e.Data, nil)
+	}
+	return out
+}
+
+// appendLocked appends one record; s.mu is held.
+func (s *Stream) appendLocked(partitionKey string, data []byte, c *Change) StreamRecord {
 	sum := md5.Sum([]byte(partitionKey))
 	h := new(big.Int).SetBytes(sum[:])
 	n := len(s.shards)
@@ -154,7 +181,7 @@ func (s *Stream) Put(partitionKey string, data []byte) StreamRecord {
 	sh := s.shards[idx]
 	seq := new(big.Int).Add(sh.base, big.NewInt(sh.next*1_000_000))
 	sh.next++
-	r := StreamRecord{Shard: sh.id, SequenceNumber: seq.String(), PartitionKey: partitionKey, Data: append([]byte(nil), data...), Arrival: s.now()}
+	r := StreamRecord{Shard: sh.id, SequenceNumber: seq.String(), PartitionKey: partitionKey, Data: append([]byte(nil), data...), Arrival: s.now(), Change: c}
 	sh.records = append(sh.records, r)
 	return r
 }
