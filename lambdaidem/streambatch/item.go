@@ -2,6 +2,7 @@ package streambatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
@@ -19,8 +20,9 @@ type item struct {
 }
 
 // prepare derives a record's key, scope and fingerprint. It never panics:
-// a key, scope or fingerprint function that panics makes the record
-// malformed.
+// a key or fingerprint function that panics makes the record malformed; a
+// Scope that panics, fails or returns an empty scope makes it a scope
+// failure. Either way the record is reported and not run.
 func (a *Adapter) prepare(ctx context.Context, rec Record, run func(context.Context) error) (it *item) {
 	it = &item{rec: rec, run: run}
 	defer func() {
@@ -38,8 +40,19 @@ func (a *Adapter) prepare(ctx context.Context, rec Record, run func(context.Cont
 	}
 	var scope string
 	if a.opts.Scope != nil {
-		if scope, err = a.opts.Scope(ctx, rec); err != nil {
-			it.malformed = fmt.Errorf("scope: %w", err)
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("panicked: %v", p)
+				}
+			}()
+			scope, err = a.opts.Scope(ctx, rec)
+		}()
+		if err == nil && scope == "" {
+			err = errEmptyScope
+		}
+		if err != nil {
+			it.malformed = &scopeError{err}
 			return it
 		}
 	}
@@ -58,3 +71,17 @@ func (a *Adapter) prepare(ctx context.Context, rec Record, run func(context.Cont
 	}
 	return it
 }
+
+// errEmptyScope: a Scope function returned no scope. Where scoping is
+// required (Options.Scope is set), running the record in the scope every
+// unscoped record shares could mix tenants: it fails closed instead.
+var errEmptyScope = errors.New("streambatch: Scope returned an empty scope")
+
+// scopeError says why the scope of a record could not be derived. The
+// record is reported, so that Lambda retries the shard from it until the
+// scope function can answer (or the mapping's retry limit sends it to its
+// on-failure destination).
+type scopeError struct{ err error }
+
+func (e *scopeError) Error() string { return "scope: " + e.err.Error() }
+func (e *scopeError) Unwrap() error { return e.err }

@@ -23,7 +23,10 @@ type Options struct {
 	Fingerprint func(context.Context, Record) (string, error)
 
 	// Scope returns the tenant or principal a record acts for; records of
-	// different scopes never share an idempotency record. Default: no scope.
+	// different scopes never share an idempotency record. Set, it is
+	// required: a record for which it returns an error or an empty scope
+	// (or panics) is not run but reported, so that Lambda retries the shard
+	// from it, with one error log line. Default: no scope.
 	Scope func(context.Context, Record) (string, error)
 
 	// Reconcile, if set, resolves a record whose idempotency record an

@@ -2,6 +2,7 @@ package streambatch
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/lambdaidem/lambdaidem/internal/batchfail"
@@ -35,7 +36,11 @@ func (a *Adapter) run(ctx context.Context, items []*item) (failed []string, err 
 
 // process runs one record and reports whether it failed.
 func (a *Adapter) process(ctx context.Context, it *item) (failed bool) {
+	var scope *scopeError
 	switch {
+	case errors.As(it.malformed, &scope):
+		a.log(ctx, slog.LevelError, "scope could not be derived; not processed, will be retried", it, slog.Any("error", it.malformed))
+		return true
 	case it.malformed != nil:
 		a.log(ctx, slog.LevelWarn, "malformed record; not processed", it, slog.Any("error", it.malformed))
 		return true
