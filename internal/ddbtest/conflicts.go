@@ -197,7 +197,7 @@ func (p *Proxy) apply(dep Departures, op string, header http.Header, body []byte
 		sleep(hold)
 		p.serial.Lock()
 		defer p.serial.Unlock()
-		return p.serve(dep, op, header, body)
+		return p.metered(dep, op, header, body)
 	}
 	p.serial.Lock()
 	defer p.serial.Unlock()
@@ -206,8 +206,8 @@ func (p *Proxy) apply(dep Departures, op string, header http.Header, body []byte
 		in, _ := object(body)
 		token = text(in["ClientRequestToken"])
 		if token != "" && !dep.TokenReplayCancelled {
-			if resp, done := p.replayed(token, canonical(body)); done {
-				return resp // an identical replay of a finished transaction
+			if p.tokenSucceeded(token, tokenRequest(body)) {
+				return p.metered(dep, op, header, body) // an identical replay of a finished transaction
 			}
 		}
 	}
@@ -228,7 +228,7 @@ func (p *Proxy) apply(dep Departures, op string, header http.Header, body []byte
 			sleep(hold)
 			p.serial.Lock()
 		}
-		resp := p.serve(dep, op, header, body)
+		resp := p.metered(dep, op, header, body)
 		p.end(f)
 		return resp
 	}

@@ -39,6 +39,13 @@
 //     records the setting and answers them. (Expired items are never
 //     deleted, by the emulator or the proxy: DynamoDB too deletes them late.)
 //
+//   - ReturnConsumedCapacity: the emulator returns no ConsumedCapacity. The
+//     proxy computes capacity by DynamoDB's documented rules (item sizes,
+//     1 KB write and 4 KB read units, the larger of the item before and
+//     after, failed conditions, transactions at twice the rate, replays) and
+//     answers TOTAL and INDEXES; [Proxy.Consumed] sums what every request
+//     cost, also those that failed (see capacity.go and consumed.go).
+//
 //   - Transaction conflicts: the emulator serializes every request, so it
 //     never reports one. The proxy models writes in flight as DynamoDB
 //     documents them (Developer Guide, "Transaction conflict handling in

@@ -57,13 +57,18 @@ type Departures struct {
 	// TransactionConflictException and cancels a transaction that meets
 	// another write on one of its items (see conflicts.go).
 	NoTransactionConflicts bool
+	// NoConsumedCapacity keeps the emulator's answer to
+	// ReturnConsumedCapacity, which is none, and charges nothing
+	// ([Proxy.Consumed] stays zero). DynamoDB computes capacity by the
+	// rules of capacity.go, and returns it when asked.
+	NoConsumedCapacity bool
 }
 
 // Emulator returns the Departures that let every departure through: the
 // emulator's own behaviour.
 func Emulator() Departures {
 	return Departures{OldItems: OldItemsLikeEmulator, TokenReplayCancelled: true, PutItemAttributes: true, NoTimeToLive: true, ScanSegmentsIgnored: true,
-		NoTransactionConflicts: true}
+		NoTransactionConflicts: true, NoConsumedCapacity: true}
 }
 
 // tokenWindow is how long DynamoDB remembers a ClientRequestToken.
@@ -145,7 +150,7 @@ func (p *Proxy) transact(dep Departures, header http.Header, body []byte) respon
 		return p.call("TransactWriteItems", header, body)
 	}
 	token := text(in["ClientRequestToken"])
-	canon := canonical(body)
+	canon := tokenRequest(body)
 	if token != "" && !dep.TokenReplayCancelled {
 		if resp, done := p.replayed(token, canon); done {
 			return resp
@@ -184,6 +189,14 @@ func (p *Proxy) transact(dep Departures, header http.Header, body []byte) respon
 		})
 	}
 	return resp
+}
+
+// tokenRequest is the canonical form of a TransactWriteItems that a replay
+// with the same ClientRequestToken must match: every parameter but
+// ReturnConsumedCapacity, which a replay may change (it is answered in its
+// own mode; see consumed.go).
+func tokenRequest(body []byte) string {
+	return canonical(edit(body, func(m map[string][]byte) { delete(m, "ReturnConsumedCapacity") }))
 }
 
 // replayed answers a TransactWriteItems whose ClientRequestToken succeeded

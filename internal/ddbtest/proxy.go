@@ -44,6 +44,7 @@ type Proxy struct {
 	ttl        map[string]ttlSetting // table → TTL setting
 	schemas    map[string][]string   // table → key attribute names
 	flights    []*flight             // writes in flight (see conflicts.go)
+	ledger     ledger                // capacity charged (capacity.go)
 }
 
 // NewProxy returns a proxy in front of next, a DynamoDB emulator.
