@@ -89,3 +89,6 @@ func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adap
 	keys := identityKeys{claims: o.IdentityClaims, context: o.IdentityContextKeys}
 	return &Adapter{guard: g, operation: operation, opts: o, keys: keys, customKey: customKey}, nil
 }
+
+// errNilHandler is what a handler wrapped from nil returns.
+var errNilHandler = errors.New("apigw: nil handler")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/apigw"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
@@ -183,4 +185,19 @@ func TestHandlerErrorsAreLogged(t *testing.T) {
 			t.Fatalf("log = %q; want the handler's error at level ERROR", line)
 		}
 	})
+}
+
+// Wrapping cannot fail: a nil handler is not a panic, every request gets
+// an error that names it.
+func TestWrapOfANilHandler(t *testing.T) {
+	a := newAdapter(t, memstore.New(), nil)
+	ctx := context.Background()
+	_, v1 := a.WrapV1(nil)(ctx, load[events.APIGatewayProxyRequest](t, "v1-rest-lambda-authorizer.json"))
+	_, v2 := a.WrapV2(nil)(ctx, load[events.APIGatewayV2HTTPRequest](t, "v2-http-jwt.json"))
+	_, url := a.WrapURL(nil)(ctx, load[events.LambdaFunctionURLRequest](t, "url-iam.json"))
+	for name, err := range map[string]error{"v1": v1, "v2": v2, "url": url} {
+		if err == nil || !strings.Contains(err.Error(), "nil handler") {
+			t.Errorf("%s: error = %v; want one naming the nil handler", name, err)
+		}
+	}
 }

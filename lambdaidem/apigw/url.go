@@ -9,10 +9,13 @@ import (
 
 // WrapURL returns h, a Lambda Function URL handler, made idempotent, with
 // h's own signature. A Function URL has no routes: the route is the method
-// and the normalized path (see [Request.Route]). It panics if h is nil.
+// and the normalized path (see [Request.Route]). It cannot fail: a nil h gives a
+// handler whose every call returns an error.
 func (a *Adapter) WrapURL(h func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error)) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	if h == nil {
-		panic("apigw: WrapURL of a nil handler")
+		h = func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+			return events.LambdaFunctionURLResponse{}, errNilHandler
+		}
 	}
 	return func(ctx context.Context, e events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 		r, refusal := requestURL(&e)

@@ -10,10 +10,13 @@ import (
 
 // WrapV1 returns h, a REST API (Lambda proxy integration, payload format
 // 1.0) handler, made idempotent, with h's own signature. The key header is
-// read from headers and multiValueHeaders alike. It panics if h is nil.
+// read from headers and multiValueHeaders alike. It cannot fail: a nil h gives a
+// handler whose every call returns an error.
 func (a *Adapter) WrapV1(h func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)) func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	if h == nil {
-		panic("apigw: WrapV1 of a nil handler")
+		h = func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+			return events.APIGatewayProxyResponse{}, errNilHandler
+		}
 	}
 	return func(ctx context.Context, e events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 		r, refusal := requestV1(&e, a.keys)

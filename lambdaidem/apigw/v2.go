@@ -10,10 +10,13 @@ import (
 )
 
 // WrapV2 returns h, an HTTP API (payload format 2.0) handler, made
-// idempotent, with h's own signature. It panics if h is nil.
+// idempotent, with h's own signature. It cannot fail: a nil h gives a
+// handler whose every call returns an error.
 func (a *Adapter) WrapV2(h func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	if h == nil {
-		panic("apigw: WrapV2 of a nil handler")
+		h = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			return events.APIGatewayV2HTTPResponse{}, errNilHandler
+		}
 	}
 	return func(ctx context.Context, e events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		r, refusal := requestV2(&e, a.keys)
