@@ -131,6 +131,41 @@ func TestTransactionConflict(t *testing.T) {
 	}
 }
 
+// TestThrottledTransactionIsRetried: DynamoDB cancels a transaction for
+// which "there is insufficient provisioned capacity" with the reason
+// ThrottlingError ("please try again shortly"; API Reference,
+// TransactWriteItems, CancellationReasons). The SDK retries the
+// ThrottlingException of a single-item write (4 attempts for DynamoDB) but
+// not a TransactionCanceledException, so the commit retries a throttled
+// cancellation as often; one that outlasts that is ErrStoreUnavailable,
+// not a conflict. The owner does not throw its work away on one throttle.
+func TestThrottledTransactionIsRetried(t *testing.T) {
+	e := newEnv(t, func(o *dynamostore.Options) {
+		o.ConflictBackoff = time.Millisecond
+		o.ConflictMaxBackoff = 2 * time.Millisecond
+	})
+	p := e.proxy(t)
+	e.claim(t, "k", "A")
+	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Fault: ddbtest.TransactionThrottled, Times: 3})
+	if _, ok, err := e.store.Commit(context.Background(), commitOf("k", "A", e.order("a"))); !ok || err != nil {
+		t.Fatalf("Commit after 3 throttled cancellations = %v, %v; want committed", ok, err)
+	}
+	if n := p.Count("TransactWriteItems"); n != 4 || !e.written(t, "a") {
+		t.Fatalf("%d transactions, written %v; want 4 and the effect written", n, e.written(t, "a"))
+	}
+	e.claim(t, "k2", "B")
+	p.ResetCalls()
+	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Fault: ddbtest.TransactionThrottled})
+	_, ok, err := e.store.Commit(context.Background(), commitOf("k2", "B", e.order("b")))
+	var tce *types.TransactionCanceledException
+	if ok || !errors.Is(err, lambdaidem.ErrStoreUnavailable) || errors.Is(err, lambdaidem.ErrInProgress) || !errors.As(err, &tce) {
+		t.Fatalf("Commit under constant throttling = %v, %v; want ErrStoreUnavailable wrapping the cancellation", ok, err)
+	}
+	if n := p.Count("TransactWriteItems"); n != 4 || e.written(t, "b") {
+		t.Fatalf("%d transactions, written %v; want 4 (as the SDK tries a throttled write) and nothing written", n, e.written(t, "b"))
+	}
+}
+
 // TestTransactionConflictWithinDeadline: conflict retries stop when the
 // context's deadline would pass before the next one.
 func TestTransactionConflictWithinDeadline(t *testing.T) {

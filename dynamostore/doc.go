@@ -51,7 +51,10 @@
 // # Errors
 //
 // Throttling, 5xx, timeouts and connection failures that outlast the SDK's
-// retries match lambdaidem.ErrStoreUnavailable. Staged writes that
+// retries match lambdaidem.ErrStoreUnavailable. A commit transaction
+// cancelled for want of capacity (reason ThrottlingError or
+// ProvisionedThroughputExceeded), which the SDK does not retry, is sent
+// again as often as the SDK would retry a throttled write first. Staged writes that
 // DynamoDB would refuse are caught before sending and match
 // lambdaidem.ErrEffectRejected and [ErrInvalidEffect]; a business condition
 // that fails is a [*ConditionFailedError], which matches

@@ -25,15 +25,40 @@ func (recordRefused) Error() string { return "dynamostore: record condition fail
 // TransactionConflict (see [Store.retryConflicts]; the SDK resends the
 // same ClientRequestToken). It reads the cancellation reasons by index:
 // item 0 is the record, item i > 0 is the effect actions[i-1].
+//
+// A transaction cancelled because DynamoDB lacked the capacity for it
+// (reason ThrottlingError or ProvisionedThroughputExceeded: "please try
+// again shortly") is sent again too, at most throttleRetries times: the
+// SDK retries the throttling of a single-item write but not a cancelled
+// transaction. One that outlasts them is lambdaidem.ErrStoreUnavailable.
 func (s *Store) transact(ctx context.Context, in *dynamodb.TransactWriteItemsInput, actions []action) error {
+	throttled := 0
 	return s.retryConflicts(ctx, "commit", s.commitRetries(ctx), func() (bool, error) {
-		_, err := s.client.TransactWriteItems(ctx, in)
-		if err == nil {
-			return false, nil
+		for {
+			_, err := s.client.TransactWriteItems(ctx, in)
+			if err == nil {
+				return false, nil
+			}
+			conflict, err := s.cancelled(err, actions)
+			var busy throttledError
+			if !errors.As(err, &busy) || throttled >= throttleRetries || !s.sleep(ctx, throttled) {
+				return conflict, err
+			}
+			throttled++
 		}
-		return s.cancelled(err, actions)
 	})
 }
+
+// throttleRetries is how often a commit sends again a transaction
+// cancelled for want of capacity: as often as the SDK's standard retryer
+// retries a throttled DynamoDB call (4 attempts in all).
+const throttleRetries = 3
+
+// throttledError is a transaction cancelled for want of capacity; it
+// matches lambdaidem.ErrStoreUnavailable.
+type throttledError struct{ error }
+
+func (e throttledError) Unwrap() error { return e.error }
 
 // cancelled classifies the error of a commit transaction. It reports a
 // conflict worth retrying, or the error the commit ends with.
@@ -83,7 +108,7 @@ func (s *Store) cancelled(err error, actions []action) (conflict bool, _ error) 
 	}
 	switch {
 	case busy:
-		return false, fmt.Errorf("dynamostore: commit: %w: %w", lambdaidem.ErrStoreUnavailable, err)
+		return false, throttledError{fmt.Errorf("dynamostore: commit: %w: %w", lambdaidem.ErrStoreUnavailable, err)}
 	case conflict:
 		return true, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -37,12 +38,19 @@ const (
 	// LostConnection applies the call, then closes the connection without
 	// an answer: the SDK sees a connection error and retries.
 	LostConnection
+	// TransactionThrottled answers a TransactWriteItems with 400
+	// TransactionCanceledException, the first item's cancellation reason
+	// ThrottlingError (None on the others): "There is insufficient
+	// provisioned capacity for the transaction to be completed" (DynamoDB
+	// API Reference, TransactWriteItems). The SDK does not retry it, unlike
+	// the ThrottlingException a single-item write gets.
+	TransactionThrottled
 )
 
 // String returns the fault's name, e.g. "LostResponse".
 func (f Fault) String() string {
 	names := []string{"NoFault", "ProvisionedThroughputExceeded", "Throttling", "InternalServerError",
-		"ServiceUnavailable", "TransactionConflict", "LostResponse", "LostConnection"}
+		"ServiceUnavailable", "TransactionConflict", "LostResponse", "LostConnection", "TransactionThrottled"}
 	if f >= 0 && int(f) < len(names) {
 		return names[f]
 	}
@@ -121,7 +129,9 @@ func (p *Proxy) fault(op string, body []byte) (Fault, time.Duration) {
 }
 
 // refuses reports whether f answers without applying the call.
-func (f Fault) refuses() bool { return f >= ProvisionedThroughputExceeded && f <= TransactionConflict }
+func (f Fault) refuses() bool {
+	return f >= ProvisionedThroughputExceeded && f <= TransactionConflict || f == TransactionThrottled
+}
 
 // loses reports whether f applies the call and loses its answer.
 func (f Fault) loses() bool { return f == LostResponse || f == LostConnection }
@@ -147,6 +157,23 @@ func (f Fault) write(w http.ResponseWriter, body []byte) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{
 			"__type":              "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
 			"message":             "injected: Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]",
+			"CancellationReasons": reasons,
+		})
+	case TransactionThrottled:
+		var in struct{ TransactItems []json.RawMessage }
+		_ = json.Unmarshal(body, &in)
+		reasons := make([]map[string]any, len(in.TransactItems))
+		codes := make([]string, len(reasons))
+		for i := range reasons {
+			reasons[i], codes[i] = map[string]any{"Code": "None"}, "None"
+		}
+		if len(reasons) > 0 {
+			reasons[0] = map[string]any{"Code": "ThrottlingError", "Message": "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or index so please try again shortly."}
+			codes[0] = "ThrottlingError"
+		}
+		writeJSON(w, http.StatusBadRequest, map[string]any{
+			"__type":              "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+			"message":             "injected: Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(codes, ", ") + "]",
 			"CancellationReasons": reasons,
 		})
 	}
