@@ -184,11 +184,12 @@ type response struct {
 
 func (r response) write(w http.ResponseWriter) {
 	for k, v := range r.header {
-		if k == "Content-Length" {
+		if k == "Content-Length" || k == crcHeader {
 			continue
 		}
 		w.Header()[k] = v
 	}
+	w.Header().Set(crcHeader, bodyCRC(r.body))
 	w.WriteHeader(r.status)
 	_, _ = w.Write(r.body)
 }
