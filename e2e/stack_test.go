@@ -45,6 +45,8 @@ type stack struct {
 	maxReceive int
 
 	emb *e2estack.Embedded // nil on LocalStack: no fault injection, no poller
+
+	logPath string // the functions' output; "" on LocalStack
 }
 
 // startStack starts (embedded) or connects to (LocalStack) the target named
@@ -120,6 +122,7 @@ func startEmbedded(t *testing.T, root string) *stack {
 		visibility:    emb.OrdersVisibility,
 		maxReceive:    emb.OrdersMaxReceiveCount,
 		emb:           emb,
+		logPath:       logPath,
 	}
 }
 
