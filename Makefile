@@ -5,27 +5,53 @@ GO      ?= go
 ARCHES  ?= arm64 amd64
 EXAMPLES = api-gateway sqs
 
-.PHONY: all test fmt-check vet unit cli-test cdk-test e2e demo run bench chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
+# The Go modules (see docs/modules.md): the library at the root, which requires only
+# what production code imports, and the nested modules that hold everything
+# else, wired to it with replace directives. cdk/ is one more, tested on its
+# own (it needs Node.js).
+MODULES = . ddbtest internal/integrationtest internal/httpevent internal/e2estack \
+          internal/tools examples chaos bench e2e cmd/demo cmd/lambdaidem kmsseal
+
+# The only modules the library's go.mod may require (% matches a suffix): the
+# Lambda runtime, the AWS SDK's core and DynamoDB client, smithy-go, and the
+# SDK's internal modules those pull in.
+ROOT_ALLOW = github.com/aws/aws-lambda-go github.com/aws/aws-sdk-go-v2 \
+             github.com/aws/aws-sdk-go-v2/service/dynamodb github.com/aws/smithy-go \
+             github.com/aws/aws-sdk-go-v2/internal/% github.com/aws/aws-sdk-go-v2/service/internal/%
+
+.PHONY: all test fmt-check vet unit mod-check download cli-test cdk-test e2e demo run bench chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
 
 all: test
 
-## test: formatting, vet, the race-enabled unit and integration tests, the CDK tests,
-## the end-to-end suite under the Lambda RIE, and every fuzz target for 2s
-test: fmt-check vet fuzz-short unit cli-test cdk-test e2e
+## test: formatting, the library's dependency allow-list, vet and the race-enabled
+## tests of every module (the lambdaidem command's included), the CDK tests, the
+## end-to-end suite under the Lambda RIE, and every fuzz target for 2s
+test: fmt-check mod-check vet fuzz-short unit cdk-test e2e
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet ./...
-	cd kmsseal && $(GO) vet ./...
+	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 unit:
-	$(GO) test -race -count=1 ./...
-	cd kmsseal && $(GO) test -race -count=1 ./...
+	@for m in $(MODULES); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
-## cli-test: the lambdaidem command (its own module) against the in-process DynamoDB endpoint
+## mod-check: the library's go.mod requires nothing outside ROOT_ALLOW and replaces nothing
+mod-check:
+	@reqs=$$(awk '/^require \(/{b=1;next} b&&/^\)/{b=0;next} b&&NF{print $$1} /^require [^(]/{print $$2}' go.mod); \
+	bad=$$(for r in $$reqs; do ok=; for a in $(ROOT_ALLOW); do case $$a in \
+	  *%) case $$r in $${a%\%}*) ok=1;; esac;; *) [ "$$r" = "$$a" ] && ok=1;; esac; done; [ -n "$$ok" ] || echo $$r; done); \
+	if [ -n "$$bad" ]; then echo "go.mod requires modules outside the allow-list (ROOT_ALLOW in the Makefile):"; echo "$$bad"; \
+	  echo "production code may import only these; put test and tool dependencies in a nested module (docs/modules.md)"; exit 1; fi; \
+	if grep -q '^replace' go.mod; then echo "go.mod: the library module must not use replace"; exit 1; fi
+
+## download: every module's dependencies (what .ci/run fetches on a fresh machine)
+download:
+	@for m in $(MODULES) cdk; do (cd $$m && $(GO) mod download) || exit 1; done
+
+## cli-test: the lambdaidem command (its own module) alone, against the in-process DynamoDB endpoint
 cli-test:
 	cd cmd/lambdaidem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
@@ -35,16 +61,16 @@ cdk-test:
 
 ## demo: the main job, narrated, on the embedded stack (only Go needed; Linux)
 demo:
-	$(GO) run ./cmd/demo
+	cd cmd/demo && $(GO) run .
 
 ## run: the payments API on http://127.0.0.1:8080 over an in-process DynamoDB
 run:
-	$(GO) run ./examples/api-gateway/devserver
+	cd examples && $(GO) run ./api-gateway/devserver
 
 ## e2e: the examples under the Lambda Runtime Interface Emulator, end to end (Linux)
 e2e:
-	$(GO) vet -tags e2e ./e2e/
-	$(GO) test -race -tags e2e -count=1 -timeout 5m ./e2e/
+	cd e2e && $(GO) vet -tags e2e ./...
+	cd e2e && $(GO) test -race -tags e2e -count=1 -timeout 5m ./...
 
 ## localstack-*: the same suite against the CDK app deployed to LocalStack (needs Docker; see localstack/README.md)
 localstack-up:     ; ./localstack/up.sh
@@ -60,11 +86,11 @@ bench:
 	cd bench/powertools && npm ci --no-audit --no-fund
 	@rie="$$($(GO) env GOPATH)/bin/aws-lambda-rie"; test -x "$$rie" || \
 	  $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
-	$(GO) run ./bench/cmd/bench -rie "$$($(GO) env GOPATH)/bin/aws-lambda-rie"
+	cd bench && $(GO) run ./cmd/bench -root .. -rie "$$($(GO) env GOPATH)/bin/aws-lambda-rie"
 
 ## chaos: the long randomized fault-injection run (~7 min; a bounded run is part of make test)
 chaos:
-	$(GO) run ./chaos/cmd/chaos -ops 20000 -seed $${CHAOS_SEED:-42} -powertools 20
+	cd chaos && $(GO) run ./cmd/chaos -ops 20000 -seed $${CHAOS_SEED:-42} -powertools 20
 
 ## fuzz: each fuzz target for FUZZTIME (seed corpora run in make test)
 FUZZTIME ?= 10s
@@ -84,9 +110,9 @@ fuzz-short:
 build:
 	@for ex in $(EXAMPLES); do for arch in $(ARCHES); do \
 	  echo "build $$ex $$arch"; \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
-	    -o build/$$ex/$$arch/bootstrap ./examples/$$ex || exit 1; \
-	  $(GO) run ./internal/tools/zipit -o build/$$ex-$$arch.zip build/$$ex/$$arch/bootstrap || exit 1; \
+	  (cd examples && CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+	    -o $(CURDIR)/build/$$ex/$$arch/bootstrap ./$$ex) || exit 1; \
+	  (cd internal/tools && $(GO) run ./zipit -o $(CURDIR)/build/$$ex-$$arch.zip $(CURDIR)/build/$$ex/$$arch/bootstrap) || exit 1; \
 	done; done
 
 ## synth: both CloudFormation templates in cdk/cdk.out, without AWS credentials or the CDK CLI

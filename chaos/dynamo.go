@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -70,7 +70,7 @@ func NewDynamoBackend(ctx context.Context, optFns ...func(*DynamoOptions)) (*Dyn
 	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
 	b.table, b.effects = "chaos-idempotency-"+suffix, "chaos-effects-"+suffix
 	for _, t := range []string{b.table, b.effects} {
-		if err := dynamostore.CreateTable(ctx, b.client, t); err != nil {
+		if err := ddbtest.CreateTable(ctx, b.client, t); err != nil {
 			b.Close()
 			return nil, err
 		}

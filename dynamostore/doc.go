@@ -36,7 +36,9 @@
 //
 // # The record item
 //
-// With the default [Options] the item has Powertools' schema (see DESIGN §4):
+// With the default [Options] the item has the attribute names and types of
+// the DynamoDB persistence layer of Powertools for AWS Lambda, so a table
+// created for Powertools can be reused; each name is an [Options] field:
 //
 //	id                      S  "<namespace>#<hash>" (+ an optional static sort key)
 //	status                  S  INPROGRESS | COMPLETED | UNKNOWN
@@ -47,6 +49,7 @@
 //	attempt                 S  the owner's attempt token (fencing)
 //	attempts                N  claims seen
 //	created_at, completed_at N Unix milliseconds
+//	external                BOOL an external effect began: never taken over
 //
 // # Errors
 //

@@ -35,8 +35,9 @@ var _ lambdaidem.Store = (*Store)(nil)
 
 // New returns a Store over the DynamoDB table named table, with the options
 // applied to the defaults. It returns an error if client is nil, table is
-// empty or an option is invalid. New makes no call: see [CreateTable] for a
-// table to test against.
+// empty or an option is invalid. New makes no call; the table (key schema
+// KeyAttr, and SortKeyAttr if set, both strings; TTL on ExpirationAttr)
+// belongs in infrastructure code, such as the repository's cdk module.
 func New(client Client, table string, optFns ...func(*Options)) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("dynamostore: nil client")

@@ -5,10 +5,11 @@
 // in-process poller that behaves like Lambda's Kinesis and DynamoDB Streams
 // event source mappings (embedded target only).
 //
-// The tests carry the build tag e2e, so `go test ./...` skips them:
+// The tests carry the build tag e2e, so `go test ./...` skips them. From
+// this folder (its own Go module), or with make e2e:
 //
-//	go test -tags e2e -count=1 ./e2e/                          # embedded stack (default)
-//	E2E_TARGET=localstack go test -tags e2e -count=1 ./e2e/    # the CDK app on LocalStack
+//	go test -tags e2e -count=1 .                          # embedded stack (default)
+//	E2E_TARGET=localstack go test -tags e2e -count=1 .    # the CDK app on LocalStack
 //
 // The embedded stack runs each example's Linux bootstrap under the AWS
 // Lambda Runtime Interface Emulator (go install

@@ -5,7 +5,7 @@
 // source mapping) and walks through a short, narrated scenario, printing
 // what the client got and what is in the tables after each step.
 //
-//	go run ./cmd/demo        # or: make demo
+//	make demo                # or: cd cmd/demo && go run .
 //
 // If aws-lambda-rie is not installed (on $PATH, in $(go env GOPATH)/bin, or
 // named by $AWS_LAMBDA_RIE), the demo installs the pinned version with

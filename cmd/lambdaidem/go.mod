@@ -24,6 +24,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
+	github.com/lambdaidem/lambdaidem/ddbtest v0.0.0-00010101000000-000000000000
 	github.com/truora/minidyn v0.8.2 // indirect
 )
 
@@ -31,3 +32,5 @@ require (
 // command pins the tagged library version and drops this line, as
 // `go install …@<version>` refuses a module with a replace directive.
 replace github.com/lambdaidem/lambdaidem => ../..
+
+replace github.com/lambdaidem/lambdaidem/ddbtest => ../../ddbtest

@@ -10,8 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -30,7 +30,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	ep := ddbtest.Start(t)
 	w := &world{ep: ep, client: ep.Client(), table: ddbtest.TableName(t, "idem")}
-	if err := dynamostore.CreateTable(context.Background(), w.client, w.table); err != nil {
+	if err := ddbtest.CreateTable(context.Background(), w.client, w.table); err != nil {
 		t.Fatal(err)
 	}
 	store, err := dynamostore.New(w.client, w.table)

@@ -15,17 +15,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
 
 // DynamoDB is the in-process DynamoDB-compatible endpoint: the minidyn
-// emulator behind internal/ddbtest's fidelity proxy, behind a [Hold],
+// emulator behind ddbtest's fidelity proxy, behind a [Hold],
 // served on a loopback port that function processes reach through
 // AWS_ENDPOINT_URL_DYNAMODB.
 type DynamoDB struct {
 	// URL is the endpoint's base URL.
 	URL string
-	// Proxy counts calls and injects faults (see internal/ddbtest).
+	// Proxy counts calls and injects faults (see ddbtest).
 	Proxy *ddbtest.Proxy
 	// Hold stalls chosen requests before they reach the proxy.
 	Hold *Hold

@@ -15,7 +15,7 @@
 //     Lambda scales out), or several at once in Lambda Managed Instances mode
 //     (FunctionOptions.MaxConcurrency > 1);
 //   - [StartDynamoDB] serves the in-process DynamoDB emulator (minidyn,
-//     behind internal/ddbtest's fidelity proxy) on a loopback port, with a
+//     behind ddbtest's fidelity proxy) on a loopback port, with a
 //     [Hold] in front of it that can stall chosen requests;
 //   - [StartSQS] serves goaws, an SQS-compatible endpoint speaking the query
 //     protocol, and [NewSQSClient] builds an SDK client for it;

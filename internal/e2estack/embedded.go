@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
 
 // The example packages and their routes.
@@ -35,7 +35,7 @@ type EmbeddedOptions struct {
 	RIE string
 	// WorkDir holds the built bootstraps. Required.
 	WorkDir string
-	// ModuleRoot is the repository root. Default: from `go env GOMOD`.
+	// ModuleRoot is the repository root. Default: from [ModuleRoot].
 	ModuleRoot string
 	// Log receives the functions' and emulators' output. Default: discarded.
 	Log io.Writer
@@ -245,7 +245,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (_ *Embedded, err err
 func (e *Embedded) createTables(ctx context.Context) error {
 	c := e.DynamoDB.Client
 	for _, t := range []string{e.PaymentsIdempotencyTable, e.OrdersIdempotencyTable} {
-		if err := dynamostore.CreateTable(ctx, c, t); err != nil {
+		if err := ddbtest.CreateTable(ctx, c, t); err != nil {
 			return err
 		}
 	}

@@ -106,9 +106,11 @@ func runColdStart(ctx context.Context, c config, ep *endpoint) ([]coldResult, er
 	return results, nil
 }
 
-// buildBootstrap builds pkg like the Makefile's build target.
+// buildBootstrap builds pkg (relative to the repository root) like the
+// Makefile's build target, in the nested module of its top folder.
 func buildBootstrap(ctx context.Context, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	mod, rel := nestedModule(pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-C", mod, "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out, rel)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -293,4 +295,13 @@ func waitListening(ctx context.Context, addr string, limit time.Duration) error 
 		}
 	}
 	return fmt.Errorf("nothing listening on %s after %v", addr, limit)
+}
+
+// nestedModule splits a package path relative to the repository root, such
+// as "./examples/api-gateway", into the folder of the nested module that
+// holds it (its top folder, "examples") and the path inside that module
+// ("./api-gateway").
+func nestedModule(pkg string) (mod, rel string) {
+	mod, rest, _ := strings.Cut(strings.TrimPrefix(pkg, "./"), "/")
+	return mod, "./" + rest
 }

@@ -12,8 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
 
 // Table names on the benchmark endpoint: the plain names serve the cold
@@ -75,7 +74,7 @@ func (e *endpoint) createTables(ctx context.Context, c *dynamodb.Client, shards 
 			name = func(t string) string { return shardTable(t, n) }
 		}
 		for _, t := range []string{lambdaidemTable, powertoolsTable} {
-			if err := dynamostore.CreateTable(ctx, c, name(t)); err != nil {
+			if err := ddbtest.CreateTable(ctx, c, name(t)); err != nil {
 				return err
 			}
 		}

@@ -2,7 +2,7 @@
 // and a latency chart (PNG):
 //
 //  1. DynamoDB round trips and latency, against one loopback endpoint (the
-//     minidyn emulator behind internal/ddbtest's fidelity proxy), at 0 ms and
+//     minidyn emulator behind ddbtest's fidelity proxy), at 0 ms and
 //     5 ms added per call: a bare handler, lambdaidem claim-first and
 //     optimistic (and claim-first with its local cache), and Powertools for
 //     AWS Lambda (TypeScript) run by Node.js from bench/powertools;
@@ -13,9 +13,10 @@
 //     package's scenario (chaos.CrashAfterBusinessWrite and
 //     chaos.PowertoolsCrashAfterBusinessWrite), duplicates counted.
 //
-// Run it from the repository root after `npm ci` in bench/powertools:
+// Run it with `make bench`, or after `npm ci` in bench/powertools, from
+// the bench module (paths are relative to -root, the repository root):
 //
-//	go run ./bench/cmd/bench
+//	cd bench && go run ./cmd/bench -root ..
 //
 // Everything listens on 127.0.0.1 and every loop is bounded.
 package main

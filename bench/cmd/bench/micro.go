@@ -34,7 +34,7 @@ func runMicro(ctx context.Context, c config) ([]microResult, error) {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "micro.test")
-	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "./bench/micro")
+	build := exec.CommandContext(ctx, "go", "test", "-C", "bench", "-c", "-o", bin, "./micro")
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go test -c: %w\n%s", err, out)
 	}

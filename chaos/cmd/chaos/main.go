@@ -4,7 +4,7 @@
 // and optionally the crash-after-business-write comparison with Powertools
 // (TypeScript). It prints the figures and exits 1 on any violation.
 //
-//	go run ./chaos/cmd/chaos -ops 20000 -seed 7
+//	cd chaos && go run ./cmd/chaos -ops 20000 -seed 7
 package main
 
 import (
@@ -16,7 +16,7 @@ import (
 	"strconv"
 
 	"github.com/lambdaidem/lambdaidem/chaos"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
 
 func main() {

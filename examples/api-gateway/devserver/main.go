@@ -3,8 +3,8 @@
 // holds both tables, created on start, and each HTTP request is translated
 // into the HTTP API (payload format 2.0) event API Gateway would send.
 //
-//	go run ./examples/api-gateway/devserver            # http://127.0.0.1:8080
-//	go run ./examples/api-gateway/devserver -addr :9000
+//	make run                                   # http://127.0.0.1:8080
+//	cd examples && go run ./api-gateway/devserver -addr :9000
 //
 // ADDR sets the address too. A request with "Authorization: Bearer <name>"
 // acts as the JWT subject <name>, as if an authorizer had verified it
@@ -33,6 +33,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/truora/minidyn/server"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
 	"github.com/lambdaidem/lambdaidem/internal/httpevent"
@@ -65,7 +66,7 @@ func run(addr string) error {
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
 	})
 	const idemTable, payTable = "idempotency", "payments"
-	if err := dynamostore.CreateTable(ctx, client, idemTable); err != nil {
+	if err := ddbtest.CreateTable(ctx, client, idemTable); err != nil {
 		return err
 	}
 	if err := payments.CreateTable(ctx, client, payTable); err != nil {

@@ -3,7 +3,7 @@ package payments_test
 import (
 	"testing"
 
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
 
 func TestDynamoDBDownIs503AndNothingRuns(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 	"github.com/lambdaidem/lambdaidem/internal/httpevent"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
@@ -37,7 +37,7 @@ func setup(t *testing.T) *env {
 	ep := ddbtest.Start(t)
 	client := ep.Client()
 	e := &env{endpoint: ep, client: client, paymentsTable: ddbtest.TableName(t, "payments"), idempotencyTable: ddbtest.TableName(t, "idempotency")}
-	if err := dynamostore.CreateTable(ctx, client, e.idempotencyTable); err != nil {
+	if err := ddbtest.CreateTable(ctx, client, e.idempotencyTable); err != nil {
 		t.Fatal(err)
 	}
 	if err := payments.CreateTable(ctx, client, e.paymentsTable); err != nil {

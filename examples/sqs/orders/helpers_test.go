@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/sqs/orders"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/sqsbatch"
 )
@@ -39,7 +39,7 @@ func newEnv(t *testing.T) *env {
 	e.client = e.ep.Client()
 	e.idemTable = ddbtest.TableName(t, "idem")
 	e.ordersTable = ddbtest.TableName(t, "orders")
-	if err := dynamostore.CreateTable(ctx, e.client, e.idemTable); err != nil {
+	if err := ddbtest.CreateTable(ctx, e.client, e.idemTable); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.client.CreateTable(ctx, &dynamodb.CreateTableInput{

@@ -84,7 +84,7 @@ func TestDecodePowertoolsRecord(t *testing.T) {
 }
 
 // TestRecordAttributes: the item a claim and a commit leave, attribute by
-// attribute, with DESIGN §4's names and types.
+// attribute, with the names and types of the package doc's record item.
 func TestRecordAttributes(t *testing.T) {
 	e := newEnv(t)
 	e.claim(t, "k", "A")

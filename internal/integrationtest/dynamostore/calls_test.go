@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -22,10 +22,10 @@ func exampleClient() (*dynamodb.Client, func()) {
 	srv := httptest.NewServer(ddbtest.NewProxy(ddbtest.NewEmulator()))
 	client := ddbtest.NewClient(srv.URL)
 	ctx := context.Background()
-	if err := dynamostore.CreateTable(ctx, client, "idempotency"); err != nil {
+	if err := ddbtest.CreateTable(ctx, client, "idempotency"); err != nil {
 		panic(err)
 	}
-	if err := dynamostore.CreateTable(ctx, client, "orders", func(o *dynamostore.Options) { o.KeyAttr = "pk" }); err != nil {
+	if err := ddbtest.CreateTable(ctx, client, "orders", func(o *dynamostore.Options) { o.KeyAttr = "pk" }); err != nil {
 		panic(err)
 	}
 	return client, srv.Close
@@ -110,8 +110,8 @@ func ExampleStore_Commit_optimistic() {
 	defer srv.Close()
 	client := ddbtest.NewClient(srv.URL)
 	ctx := context.Background()
-	_ = dynamostore.CreateTable(ctx, client, "idempotency")
-	_ = dynamostore.CreateTable(ctx, client, "orders", func(o *dynamostore.Options) { o.KeyAttr = "pk" })
+	_ = ddbtest.CreateTable(ctx, client, "idempotency")
+	_ = ddbtest.CreateTable(ctx, client, "orders", func(o *dynamostore.Options) { o.KeyAttr = "pk" })
 	store, _ := dynamostore.New(client, "idempotency")
 	guard, _ := lambdaidem.New(store, func(o *lambdaidem.Options) { o.Mode = lambdaidem.Optimistic })
 	proxy.ResetCalls()

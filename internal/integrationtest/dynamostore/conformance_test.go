@@ -5,15 +5,15 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/storetest"
 )
 
 // The SDK client is a Client and a TableAPI.
 var (
-	_ dynamostore.Client   = (*dynamodb.Client)(nil)
-	_ dynamostore.TableAPI = (*dynamodb.Client)(nil)
+	_ dynamostore.Client = (*dynamodb.Client)(nil)
+	_ ddbtest.TableAPI   = (*dynamodb.Client)(nil)
 )
 
 // TestConformance runs the core's store contract against the DynamoDB

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
 
 // sized is an item of exactly n bytes as DynamoDB sizes it (n ≥ 4): "pk"

@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 )
 
 // env is one test's world: an endpoint, a client, an idempotency table
@@ -27,10 +27,10 @@ func newEnv(t testing.TB, optFns ...func(*dynamostore.Options)) *env {
 	ep := ddbtest.Start(t)
 	e := &env{ep: ep, client: ep.Client(), table: ddbtest.TableName(t, "idem"), orders: ddbtest.TableName(t, "orders")}
 	ctx := context.Background()
-	if err := dynamostore.CreateTable(ctx, e.client, e.table, optFns...); err != nil {
+	if err := ddbtest.CreateTable(ctx, e.client, e.table, optFns...); err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
-	if err := dynamostore.CreateTable(ctx, e.client, e.orders, func(o *dynamostore.Options) { o.KeyAttr = "pk" }); err != nil {
+	if err := ddbtest.CreateTable(ctx, e.client, e.orders, func(o *dynamostore.Options) { o.KeyAttr = "pk" }); err != nil {
 		t.Fatalf("CreateTable orders: %v", err)
 	}
 	store, err := dynamostore.New(e.client, e.table, optFns...)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
 
 // TestResponsesCarryTheirCRC32: like DynamoDB, every response carries

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
 
 // The behaviours below are DynamoDB's, from the Developer Guide,

@@ -1,4 +1,4 @@
-package dynamostore
+package ddbtest
 
 import (
 	"context"
@@ -10,11 +10,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
 )
 
-// TableAPI is the part of the DynamoDB API [CreateTable] calls;
+// TableAPI is the part of the DynamoDB API [CreateTable] calls, with the
+// store's own [dynamostore.Client] (whose options give the key schema);
 // *dynamodb.Client satisfies it.
 type TableAPI interface {
+	dynamostore.Client
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
@@ -22,27 +26,25 @@ type TableAPI interface {
 
 // CreateTable creates an idempotency table for tests, demos and LocalStack:
 // on-demand billing (PAY_PER_REQUEST), the key schema the same options give
-// [New] (KeyAttr, and SortKeyAttr if set, both strings), and TTL enabled on
-// ExpirationAttr. It waits, polling DescribeTable, until the table is
-// ACTIVE (or, on an emulator, reports no status) or ctx ends. Production tables belong in infrastructure code (see
-// the cdk module).
+// [dynamostore.New] (KeyAttr, and SortKeyAttr if set, both strings), and TTL
+// enabled on ExpirationAttr. It waits, polling DescribeTable, until the
+// table is ACTIVE (or, on an emulator, reports no status) or ctx ends.
+// Production tables belong in infrastructure code (see the cdk module).
 //
 // An endpoint that does not implement UpdateTimeToLive (the minidyn
 // emulator answers it with a body that is not a DynamoDB error; others with
 // UnknownOperationException) gets a table without TTL and no error: the
 // store never relies on TTL deletion, it treats expired records as absent.
 // A table that exists already is an error (ResourceInUseException).
-func CreateTable(ctx context.Context, client TableAPI, table string, optFns ...func(*Options)) error {
+func CreateTable(ctx context.Context, client TableAPI, table string, optFns ...func(*dynamostore.Options)) error {
 	if client == nil || table == "" {
-		return errors.New("dynamostore: CreateTable needs a client and a table name")
+		return errors.New("ddbtest: CreateTable needs a client and a table name")
 	}
-	var o Options
-	for _, fn := range optFns {
-		fn(&o)
+	store, err := dynamostore.New(client, table, optFns...)
+	if err != nil {
+		return fmt.Errorf("ddbtest: CreateTable: %w", err)
 	}
-	if err := o.setDefaults(); err != nil {
-		return err
-	}
+	o := store.Options()
 	in := &dynamodb.CreateTableInput{
 		TableName:   aws.String(table),
 		BillingMode: types.BillingModePayPerRequest,
@@ -58,12 +60,12 @@ func CreateTable(ctx context.Context, client TableAPI, table string, optFns ...f
 		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(o.SortKeyAttr), KeyType: types.KeyTypeRange})
 	}
 	if _, err := client.CreateTable(ctx, in); err != nil {
-		return fmt.Errorf("dynamostore: create table %s: %w", table, err)
+		return fmt.Errorf("ddbtest: create table %s: %w", table, err)
 	}
 	if err := waitActive(ctx, client, table); err != nil {
 		return err
 	}
-	_, err := client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+	_, err = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 		TableName: aws.String(table),
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{
 			AttributeName: aws.String(o.ExpirationAttr),
@@ -71,7 +73,7 @@ func CreateTable(ctx context.Context, client TableAPI, table string, optFns ...f
 		},
 	})
 	if err != nil && !unsupportedOperation(err) {
-		return fmt.Errorf("dynamostore: enable TTL on %s.%s: %w", table, o.ExpirationAttr, err)
+		return fmt.Errorf("ddbtest: enable TTL on %s.%s: %w", table, o.ExpirationAttr, err)
 	}
 	return nil
 }
@@ -83,7 +85,7 @@ func waitActive(ctx context.Context, client TableAPI, table string) error {
 	for {
 		out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 		if err != nil {
-			return fmt.Errorf("dynamostore: describe table %s: %w", table, err)
+			return fmt.Errorf("ddbtest: describe table %s: %w", table, err)
 		}
 		// minidyn reports no status at all: its tables are ready at once.
 		if out.Table != nil && (out.Table.TableStatus == types.TableStatusActive || out.Table.TableStatus == "") {
@@ -93,7 +95,7 @@ func waitActive(ctx context.Context, client TableAPI, table string) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("dynamostore: table %s is not active: %w", table, ctx.Err())
+			return fmt.Errorf("ddbtest: table %s is not active: %w", table, ctx.Err())
 		case <-t.C:
 		}
 		delay = min(2*delay, time.Second)

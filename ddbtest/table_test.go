@@ -1,15 +1,17 @@
-package dynamostore_test
+package ddbtest_test
 
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
 // TestCreateTable: on-demand billing, the key schema of the options, TTL
@@ -34,7 +36,7 @@ func TestCreateTable(t *testing.T) {
 			client := ep.Client()
 			table := ddbtest.TableName(t, "idem")
 			ctx := context.Background()
-			if err := dynamostore.CreateTable(ctx, client, table, c.opt); err != nil {
+			if err := ddbtest.CreateTable(ctx, client, table, c.opt); err != nil {
 				t.Fatalf("CreateTable: %v", err)
 			}
 			out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
@@ -55,7 +57,7 @@ func TestCreateTable(t *testing.T) {
 			if d := ttl.TimeToLiveDescription; d.TimeToLiveStatus != types.TimeToLiveStatusEnabled && d.TimeToLiveStatus != types.TimeToLiveStatusEnabling || aws.ToString(d.AttributeName) != c.ttl {
 				t.Fatalf("TTL %+v; want enabled on %s", d, c.ttl)
 			}
-			if err := dynamostore.CreateTable(ctx, client, table, c.opt); err == nil {
+			if err := ddbtest.CreateTable(ctx, client, table, c.opt); err == nil {
 				t.Fatal("creating an existing table succeeded; want an error")
 			}
 		})
@@ -69,11 +71,13 @@ func TestCreateTableWithoutTTLSupport(t *testing.T) {
 	ep.RequireProxy(t)
 	client := ep.Client()
 	table := ddbtest.TableName(t, "idem")
-	if err := dynamostore.CreateTable(context.Background(), client, table); err != nil {
+	if err := ddbtest.CreateTable(context.Background(), client, table); err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
 	store, _ := dynamostore.New(client, table)
-	if _, ok, err := store.Claim(context.Background(), claimOf("k", "A")); !ok || err != nil {
+	now := time.Now()
+	claim := lambdaidem.Claim{Key: "k", Token: "A", Fingerprint: "fp", Now: now, LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour)}
+	if _, ok, err := store.Claim(context.Background(), claim); !ok || err != nil {
 		t.Fatalf("Claim = %v, %v", ok, err)
 	}
 }

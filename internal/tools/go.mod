@@ -1,0 +1,3 @@
+module github.com/lambdaidem/lambdaidem/internal/tools
+
+go 1.26
