@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/internal/e2estack"
 )
 
@@ -81,7 +81,7 @@ func startStreamStack(t *testing.T) *streamStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.ddb.Close)
-	if err := dynamostore.CreateTable(ctx, s.ddb.Client, "ledger-idempotency"); err != nil {
+	if err := ddbtest.CreateTable(ctx, s.ddb.Client, "ledger-idempotency"); err != nil {
 		t.Fatal(err)
 	}
 	if err := e2estack.CreateBusinessTable(ctx, s.ddb.Client, s.ledger); err != nil {
