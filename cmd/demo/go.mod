@@ -6,6 +6,7 @@ require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
+	github.com/lambdaidem/lambdaidem v0.0.0-00010101000000-000000000000
 	github.com/lambdaidem/lambdaidem/internal/e2estack v0.0.0-00010101000000-000000000000
 )
 
@@ -19,7 +20,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/gorilla/mux v1.8.0 // indirect
-	github.com/lambdaidem/lambdaidem v0.0.0-00010101000000-000000000000 // indirect
 	github.com/lambdaidem/lambdaidem/ddbtest v0.0.0-00010101000000-000000000000 // indirect
 	github.com/lambdaidem/lambdaidem/internal/httpevent v0.0.0-00010101000000-000000000000 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
