@@ -328,7 +328,7 @@ type Resolution struct {
 	// lambdaidem.EncodeStoredOutcome returns it.
 	Outcome []byte
 	// Now is the operator's clock: the completion time and the time
-	// against which the lease is judged lapsed.
+	// against which the lease is judged lapsed. Required.
 	Now time.Time
 	// ExpiresAt is when the completed record is forgotten (its TTL); never
 	// earlier than the expiration the record had. Zero keeps it.
@@ -344,6 +344,9 @@ type Resolution struct {
 // stalled owner still running is fenced out and replays it); not done
 // deletes it (one DeleteItem).
 func (r *Records) Resolve(ctx context.Context, rec lambdaidem.Record, res Resolution) error {
+	if res.Now.IsZero() {
+		return errors.New("dynamostore: Resolution.Now is required")
+	}
 	if !Settleable(rec, res.Now) {
 		return fmt.Errorf("%w: %s is %s%s", ErrNotSettleable, rec.Key, rec.Status, describeInProgress(rec, res.Now))
 	}
@@ -405,6 +408,10 @@ func (r *Records) unchanged(op, key string, err error) error {
 		return nil
 	case errors.As(err, &ccf):
 		return fmt.Errorf("%w: %s %s: read it again", ErrRecordChanged, op, key)
+	case conflicted(err):
+		// A transaction (an attempt's commit) is writing the record now:
+		// it is about to change. Nothing was written.
+		return fmt.Errorf("%w: %s %s: a transaction is writing it right now; read it again", ErrRecordChanged, op, key)
 	}
 	return r.wrap(op, err)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -439,5 +440,47 @@ func TestScanOfASharedTableSkipsOtherItems(t *testing.T) {
 	sort.Strings(keys)
 	if fmt.Sprint(keys) != fmt.Sprint([]string{recordKey("a")}) {
 		t.Fatalf("scan found %v; want only the record", keys)
+	}
+}
+
+// TestSettlingDuringATransactionIsRefused: a reconcile function commits
+// the record (with a staged write, so in a transaction) while the operator
+// deletes it. DynamoDB refuses the operator's single-item write with
+// TransactionConflictException while the transaction is in flight
+// (Developer Guide, "Transaction conflict handling in DynamoDB"): the
+// record is about to change, so Forget reports ErrRecordChanged, and the
+// reconciler's commit stands.
+func TestSettlingDuringATransactionIsRefused(t *testing.T) {
+	e := newEnv(t)
+	p := e.proxy(t)
+	clk := newClock()
+	g := e.guard(t, clk)
+	r := e.records(t)
+	ctx := context.Background()
+	leaveUnknown(t, g, "in-flight")
+	rec, _ := r.Read(ctx, recordKey("in-flight"))
+	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: 400 * time.Millisecond, Times: 1})
+	outcome, _ := lambdaidem.EncodeStoredOutcome(lambdaidem.StoredOutcome{Value: []byte(`"reconciled"`)})
+	done := make(chan error, 1)
+	go func() {
+		_, ok, err := e.store.Commit(ctx, lambdaidem.Commit{
+			Key: rec.Key, Token: rec.Token, Fingerprint: rec.Fingerprint, Outcome: outcome,
+			Now: clk.Now(), ExpiresAt: clk.Now().Add(time.Hour), Attempts: rec.Attempts, CreatedAt: rec.CreatedAt,
+			Effects: []any{e.order("o-in-flight")},
+		})
+		if err == nil && !ok {
+			err = errors.New("the reconciler's commit was refused")
+		}
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the transaction is in flight
+	if err := r.Forget(ctx, rec); !errors.Is(err, dynamostore.ErrRecordChanged) {
+		t.Fatalf("Forget during the transaction = %v; want ErrRecordChanged", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if after, err := r.Read(ctx, recordKey("in-flight")); err != nil || after.Status != lambdaidem.StatusCompleted {
+		t.Fatalf("after: %+v, %v; want the reconciler's COMPLETED record", after, err)
 	}
 }
