@@ -15,6 +15,17 @@
 //	... run the code under test ...
 //	t.Log(p.Calls())                        // calls by operation, SDK retries included
 //
+// # Testing a handler
+//
+// A test of a handler that stages DynamoDB writes needs the endpoint, a
+// client, an idempotency table and a store; [NewKit] gives all four:
+//
+//	kit := ddbtest.NewKit(t)                    // closed when t ends
+//	orders := kit.NewTable(t, "orders", "pk")   // the handler's own table
+//	guard, _ := lambdaidem.New(kit.Store)
+//
+// [OpenKit] does the same outside a test (an Example, a local server).
+//
 // # Fidelity
 //
 // minidyn v0.8.2 departs from DynamoDB in ways that matter to an

@@ -1,0 +1,108 @@
+package ddbtest
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+)
+
+// Kit is what a test of an idempotent handler needs, from one call: a
+// DynamoDB-compatible endpoint (the in-process emulator behind the
+// fidelity [Proxy], or $AWS_ENDPOINT_URL_DYNAMODB), a client for it, a
+// fresh idempotency table and a dynamostore.Store over that table. Build a
+// lambdaidem.Guard over Store, and create the handler's own tables with
+// [Kit.NewTable].
+type Kit struct {
+	// Endpoint is the endpoint; its Proxy is nil on an external one.
+	Endpoint *Endpoint
+	// Client is a DynamoDB client for the endpoint, built from explicit
+	// options (see [NewClient]).
+	Client *dynamodb.Client
+	// Table is the idempotency table's name.
+	Table string
+	// Store is the store over Table, with the options the kit was given.
+	Store *dynamostore.Store
+
+	close func()
+}
+
+// NewKit returns a Kit for tb: the endpoint, an idempotency table named
+// after the test (unique, so that tests may share an external endpoint)
+// and its store, built with optFns (attribute names, a sort key). It fails
+// tb if the table cannot be created. The in-process endpoint stops when
+// tb ends.
+func NewKit(tb testing.TB, optFns ...func(*dynamostore.Options)) *Kit {
+	tb.Helper()
+	k, err := newKit(context.Background(), Start(tb), TableName(tb, "idempotency"), optFns...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k
+}
+
+// OpenKit is [NewKit] outside a test (an Example, a local server). The
+// idempotency table is "idempotency", on a fresh in-process endpoint, or on
+// $AWS_ENDPOINT_URL_DYNAMODB, where it must not exist yet. Close the Kit to
+// stop the endpoint.
+func OpenKit(ctx context.Context, optFns ...func(*dynamostore.Options)) (*Kit, error) {
+	ep := &Endpoint{URL: os.Getenv(EnvEndpoint)}
+	stop := func() {}
+	if ep.URL == "" {
+		p := NewProxy(NewEmulator())
+		srv := httptest.NewServer(p)
+		ep = &Endpoint{URL: srv.URL, Proxy: p}
+		stop = srv.Close
+	}
+	k, err := newKit(ctx, ep, "idempotency", optFns...)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	k.close = stop
+	return k, nil
+}
+
+func newKit(ctx context.Context, ep *Endpoint, table string, optFns ...func(*dynamostore.Options)) (*Kit, error) {
+	client := ep.Client()
+	if err := CreateTable(ctx, client, table, optFns...); err != nil {
+		return nil, fmt.Errorf("ddbtest: kit: %w", err)
+	}
+	store, err := dynamostore.New(client, table, optFns...)
+	if err != nil {
+		return nil, fmt.Errorf("ddbtest: kit: %w", err)
+	}
+	return &Kit{Endpoint: ep, Client: client, Table: table, Store: store, close: func() {}}, nil
+}
+
+// NewTable creates a table for the handler's own items on the kit's
+// endpoint, keyed by the string attribute keyAttr, with a name unique to
+// the test built from prefix, and returns the name. It fails tb if the
+// table cannot be created.
+func (k *Kit) NewTable(tb testing.TB, prefix, keyAttr string) string {
+	tb.Helper()
+	name := TableName(tb, prefix)
+	if err := k.CreateTable(context.Background(), name, keyAttr); err != nil {
+		tb.Fatal(err)
+	}
+	return name
+}
+
+// CreateTable creates a table named name for the handler's own items,
+// keyed by the string attribute keyAttr; [Kit.NewTable] does it for a
+// test.
+func (k *Kit) CreateTable(ctx context.Context, name, keyAttr string) error {
+	if keyAttr == "" {
+		return fmt.Errorf("ddbtest: CreateTable %s: empty key attribute", name)
+	}
+	return CreateTable(ctx, k.Client, name, func(o *dynamostore.Options) { o.KeyAttr = keyAttr })
+}
+
+// Close stops the in-process endpoint of a Kit from [OpenKit]. It does
+// nothing for one from [NewKit], whose test's end stops it.
+func (k *Kit) Close() { k.close() }
