@@ -33,4 +33,21 @@
 //
 // The nonce is random: NIST SP 800-38D bounds one key to 2^32 random-nonce
 // encryptions, far above the default MaxKeyUses.
+//
+// # Why not the AWS Encryption SDK
+//
+// The AWS Encryption SDK for Go (github.com/aws/aws-encryption-sdk, with
+// the Material Providers Library) is the well-kept library for envelope
+// encryption, and its message format is portable across languages. It was
+// weighed and not used here: it has no data key caching (AWS Encryption
+// SDK Developer Guide, "AWS Encryption SDK for Go"), so each sealed outcome
+// would cost a GenerateDataKey and each replay a Decrypt — a KMS round trip
+// on the path of every commit and replay, against KMS request quotas —
+// unless a Hierarchical keyring is set up, which needs a key store table
+// of its own and branch keys to manage. Its generated code is also a large
+// dependency for the library module, whose go.mod requires only the
+// Lambda runtime, the SDK's DynamoDB client and smithy-go. A team that
+// needs that message format can implement lambdaidem.Sealer over it in a
+// few lines: Seal is its Encrypt with the record key in the encryption
+// context, Open its Decrypt.
 package seal
