@@ -61,7 +61,9 @@ func (a *Attempt) Number() int { return a.number }
 // function resolves them.
 //
 // It fails, and the handler must not start the effect, when the store
-// cannot be written, when the attempt's lease was lost ([ErrLeaseLost]),
+// cannot be written, when the attempt's lease was lost or has lapsed
+// ([ErrLeaseLost]: a handler still running past its lease, as on Lambda
+// Managed Instances, may no longer own the record),
 // after the attempt finished ([ErrNoAttempt]), and in optimistic mode,
 // where an external effect could run once per concurrent duplicate.
 func (a *Attempt) BeginExternal(ctx context.Context) error {

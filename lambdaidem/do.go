@@ -178,7 +178,15 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 	opts := &o.g.opts
 	fence := Fence{Key: o.key, Token: token}
 	a := &Attempt{operationKey: operationKey(o.key), number: rec.Attempts, mode: ClaimFirst}
+	var rn *renewer
 	a.markExternal = func(ctx context.Context) error {
+		if !o.holdsLease(rn, rec) {
+			// The lease lapsed (a handler running past its deadline where
+			// timeouts are not enforced, its renewals refused): another
+			// attempt may own the record at any moment, and an external mark
+			// now would hand it to Reconcile while this call is dispatched.
+			return o.conflict(ctx, ErrLeaseLost, Record{Key: o.key})
+		}
 		ok, err := o.g.store.MarkExternal(ctx, fence)
 		switch {
 		case err != nil:
@@ -189,7 +197,8 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		return nil
 	}
 	o.hook(ctx, opts.Hooks.OnClaim, rec)
-	hctx, rn := o.renew(ctx, rec, token)
+	var hctx context.Context
+	hctx, rn = o.renew(ctx, rec, token)
 	defer func() {
 		if p := recover(); p != nil {
 			rn.stop()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -77,6 +78,8 @@ type renewer struct {
 	done     chan struct{} // closed when the loop has returned
 	abort    context.CancelFunc
 	cancel   context.CancelCauseFunc
+	until    atomic.Int64 // the lease the attempt holds, Unix nanoseconds
+	lost     atomic.Bool  // the lease was given up: fenced out, lapsed or hung
 }
 
 // renew starts renewing the lease of the attempt that owns rec with token,
@@ -96,6 +99,7 @@ func (o *op[Out]) renew(ctx context.Context, rec Record, token string) (context.
 	// Renewals outlive the invocation's deadline: that is what they are for.
 	rctx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	r := &renewer{stopped: make(chan struct{}), done: make(chan struct{}), abort: abort, cancel: cancel}
+	r.until.Store(rec.LeaseUntil.UnixNano())
 	go func() {
 		defer close(r.done)
 		o.keepAlive(rctx, r, Fence{Key: o.key, Token: token}, start, lease, rec.LeaseUntil, rec.ExpiresAt)
@@ -132,7 +136,7 @@ func (o *op[Out]) keepAlive(ctx context.Context, r *renewer, f Fence, start time
 			// lease ends.
 			if o.sleep(r, until.Sub(opts.Now())) {
 				o.log(ctx, slog.LevelWarn, "attempt ran past MaxRunTime; its lease ended", slog.Duration("max_run_time", opts.MaxRunTime))
-				r.cancel(fmt.Errorf("%w: the attempt ran past MaxRunTime (%v)", ErrLeaseLost, opts.MaxRunTime))
+				r.giveUp(fmt.Errorf("%w: the attempt ran past MaxRunTime (%v)", ErrLeaseLost, opts.MaxRunTime))
 			}
 			return
 		}
@@ -141,6 +145,7 @@ func (o *op[Out]) keepAlive(ctx context.Context, r *renewer, f Fence, start time
 		if !ok {
 			return
 		}
+		r.until.Store(until.UnixNano())
 		next = opts.Now().Add(every)
 	}
 }
@@ -157,7 +162,7 @@ func (o *op[Out]) renewOnce(ctx context.Context, r *renewer, f Fence, lease time
 		left := until.Sub(now)
 		if left < 0 {
 			o.log(ctx, slog.LevelError, "lease ended before a renewal got through")
-			r.cancel(o.lost(Record{Status: StatusInProgress, LeaseUntil: until}))
+			r.giveUp(o.lost(Record{Status: StatusInProgress, LeaseUntil: until}))
 			return false, until, expires
 		}
 		want := now.Add(lease)
@@ -173,7 +178,7 @@ func (o *op[Out]) renewOnce(ctx context.Context, r *renewer, f Fence, lease time
 			return true, want, exp
 		case err == nil:
 			o.log(ctx, slog.LevelWarn, "lease renewal fenced out: another attempt owns the record, or it was resolved")
-			r.cancel(o.lost(Record{}))
+			r.giveUp(o.lost(Record{}))
 			return false, until, expires
 		}
 		select {
@@ -187,6 +192,24 @@ func (o *op[Out]) renewOnce(ctx context.Context, r *renewer, f Fence, lease time
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// giveUp records that the attempt no longer holds its lease and cancels
+// its context with cause.
+func (r *renewer) giveUp(cause error) {
+	r.lost.Store(true)
+	r.cancel(cause)
+}
+
+// holdsLease reports whether the attempt that claimed rec still holds its
+// lease: its renewer has not given it up and, by the clock, the lease it
+// holds has not ended (rec's, without a renewer).
+func (o *op[Out]) holdsLease(r *renewer, rec Record) bool {
+	now := o.g.opts.Now()
+	if r == nil {
+		return !rec.LeaseUntil.Before(now)
+	}
+	return !r.lost.Load() && now.UnixNano() <= r.until.Load()
 }
 
 // lost is the cause the attempt's context is cancelled with when its

@@ -1,0 +1,108 @@
+package lambdaidem_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
+)
+
+// TestBeginExternalAfterTheLeaseLapsedIsRefused: on Lambda Managed
+// Instances a handler keeps running past its deadline (timeouts are not
+// enforced; see renew_test.go). Here every renewal fails (a store outage
+// for renewals only), so the attempt's lease lapses while its handler,
+// which ignores its context, is still running; the renewer cancels the
+// context. The handler then calls BeginExternal. Its lease is gone: a
+// duplicate may take the record over at any moment, and a record marked
+// external after the lapse, never renewed, would be handed to Reconcile at
+// once while the owner dispatches its call (a naive provider answers "not
+// done" for a charge in flight). BeginExternal must refuse (ErrLeaseLost),
+// so that the owner never starts the effect: one charge, by the duplicate.
+//
+// The same holds without renewal (Options.Renew = RenewNever where the
+// platform does not stop the handler): the lease is the claim's.
+func TestBeginExternalAfterTheLeaseLapsedIsRefused(t *testing.T) {
+	for _, mode := range []lambdaidem.RenewMode{lambdaidem.RenewAlways, lambdaidem.RenewNever} {
+		t.Run("renew "+mode.String(), func(t *testing.T) { testBeginExternalAfterLapse(t, mode) })
+	}
+}
+
+func testBeginExternalAfterLapse(t *testing.T, mode lambdaidem.RenewMode) {
+	s := memstore.New(func(o *memstore.Options) {
+		o.Fault = func(op, _ string) error {
+			if op == "renew" {
+				return lambdaidem.ErrStoreUnavailable
+			}
+			return nil
+		}
+	})
+	f := renewing(t, s, func(o *lambdaidem.Options) { o.Renew = mode })
+	p := newProvider()
+	c := call("k", "pay 10 EUR")
+	c.Reconcile = p.reconcile
+
+	go1 := make(chan struct{})
+	marked := make(chan error, 1)
+	var hctx context.Context
+	var mu sync.Mutex
+	ownerErr := make(chan error, 1)
+	go func() {
+		_, err := lambdaidem.Do(context.Background(), f.guard, c, func(ctx context.Context) (string, error) {
+			mu.Lock()
+			hctx = ctx
+			mu.Unlock()
+			<-go1 // ignores ctx, as a handler past its deadline may
+			a, _ := lambdaidem.AttemptFrom(ctx)
+			err := a.BeginExternal(context.Background())
+			marked <- err
+			if err != nil {
+				return "", err
+			}
+			p.charge(a.OperationKey())
+			return stagePayment(ctx, "pay-1")
+		})
+		ownerErr <- err
+	}()
+	waitFor(t, "the claim", func() bool { return f.calls("claim") == 1 })
+	// Past the lease, every renewal refused.
+	for i := 0; i < 12; i++ {
+		f.clock.Advance(time.Second)
+		time.Sleep(time.Millisecond)
+	}
+	if mode == lambdaidem.RenewAlways {
+		waitFor(t, "the renewer to give the lease up", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return hctx != nil && errors.Is(context.Cause(hctx), lambdaidem.ErrLeaseLost)
+		})
+	}
+	close(go1)
+	if err := <-marked; !errors.Is(err, lambdaidem.ErrLeaseLost) {
+		t.Errorf("BeginExternal after the lease lapsed = %v; want ErrLeaseLost (the record is not the owner's to mark)", err)
+	}
+
+	// A duplicate after the lapse, with a reconcile function that answers
+	// "not done" while a charge is in flight.
+	dupErr := make(chan error, 1)
+	go func() {
+		_, err := lambdaidem.Do(context.Background(), f.guard, c, p.payOnce)
+		dupErr <- err
+	}()
+	select {
+	case <-p.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no charge started")
+	}
+	close(p.release)
+	derr, oerr := <-dupErr, <-ownerErr
+	if calls, _ := p.stats(); calls != 1 {
+		t.Fatalf("%d charge calls (owner: %v, duplicate: %v); want 1", calls, oerr, derr)
+	}
+	if derr != nil {
+		t.Fatalf("duplicate = %v; want it to run the payment", derr)
+	}
+}
