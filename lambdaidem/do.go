@@ -81,7 +81,12 @@ const maxRounds = 4
 // [*RejectedError], store failures a [*StoreError].
 func Do[Out any](ctx context.Context, g *Guard, c Call[Out], fn func(context.Context) (Out, error)) (Out, error) {
 	var zero Out
-	if c.Operation == "" {
+	switch {
+	case g == nil:
+		return zero, errors.New("lambdaidem: nil Guard")
+	case fn == nil:
+		return zero, errors.New("lambdaidem: nil function")
+	case c.Operation == "":
 		return zero, errors.New("lambdaidem: Call.Operation is empty")
 	}
 	if err := checkKey(c.Key, g.opts.MaxKeySize); err != nil {

@@ -155,3 +155,23 @@ func TestReconcileReceivesTheEvent(t *testing.T) {
 		t.Fatalf("reconciled = %+v, %v with event %+v; want the reconciled receipt from event %+v", got, err, seen, in)
 	}
 }
+
+// Do refuses what cannot run with an error, never a panic.
+func TestDoRefusesMisuse(t *testing.T) {
+	f := newFixture(t)
+	fn := func(context.Context) (string, error) { return "", nil }
+	cases := map[string]func() (string, error){
+		"nil guard": func() (string, error) { return lambdaidem.Do(context.Background(), nil, call("k", "p"), fn) },
+		"nil function": func() (string, error) {
+			return lambdaidem.Do[string](context.Background(), f.guard, call("k", "p"), nil)
+		},
+		"no operation": func() (string, error) {
+			return lambdaidem.Do(context.Background(), f.guard, lambdaidem.Call[string]{Key: "k"}, fn)
+		},
+	}
+	for name, do := range cases {
+		if _, err := do(); err == nil {
+			t.Errorf("%s: Do succeeded", name)
+		}
+	}
+}
