@@ -2,10 +2,10 @@ package emf
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,7 +61,8 @@ type Options struct {
 type Metrics struct {
 	w    io.Writer
 	opts Options
-	mu   sync.Mutex
+	mu   sync.Mutex // serializes writes and guards buf
+	buf  []byte
 }
 
 // New returns Metrics writing to w (a Lambda function's os.Stdout), with
@@ -135,68 +136,47 @@ type metric struct {
 
 func (m *Metrics) count(e lambdaidem.Event, name string) { m.write(e, metric{name, "Count", 1}) }
 
-// line is one EMF document. Field order is the order of the output.
-type line struct {
-	AWS       metadata `json:"_aws"`
-	Service   string   `json:"Service"`
-	Operation string   `json:"Operation"`
-}
-
-type metadata struct {
-	Timestamp         int64       `json:"Timestamp"`
-	CloudWatchMetrics []directive `json:"CloudWatchMetrics"`
-}
-
-type directive struct {
-	Namespace  string       `json:"Namespace"`
-	Dimensions [][]string   `json:"Dimensions"`
-	Metrics    []definition `json:"Metrics"`
-}
-
-type definition struct {
-	Name string `json:"Name"`
-	Unit string `json:"Unit"`
-}
-
-var dimensionSets = [][]string{{DimService, DimOperation}, {DimService}}
-
+// write appends one EMF document for the metrics ms of event e to the
+// Metrics' buffer and writes it with one Write call. The document is
+// {"_aws":{"Timestamp":…,"CloudWatchMetrics":[{"Namespace":…,
+// "Dimensions":[["Service","Operation"],["Service"]],"Metrics":[{"Name":…,
+// "Unit":…},…]}]},"Service":…,"Operation":…,"<metric>":<value>,…}.
+// Every string in it is printable ASCII (New checks the namespace and
+// service; operation names are made so), for which strconv.AppendQuote
+// writes a valid JSON string.
 func (m *Metrics) write(e lambdaidem.Event, ms ...metric) {
-	l := line{
-		AWS: metadata{
-			Timestamp: m.opts.Now().UnixMilli(),
-			CloudWatchMetrics: []directive{{
-				Namespace:  m.opts.Namespace,
-				Dimensions: dimensionSets,
-			}},
-		},
-		Service:   m.opts.Service,
-		Operation: dimensionValue(e.Operation),
-	}
-	defs := make([]definition, 0, len(ms))
-	for _, mt := range ms {
-		defs = append(defs, definition{Name: mt.name, Unit: mt.unit})
-	}
-	l.AWS.CloudWatchMetrics[0].Metrics = defs
-	b, err := json.Marshal(l)
-	if err != nil {
-		return // unreachable: every field is a string, a number or a slice of them
-	}
-	// Metric values are root members named by the metric: append them to
-	// the object before its closing brace.
-	b = b[:len(b)-1]
-	for _, mt := range ms {
-		b = fmt.Appendf(b, ",%q:%s", mt.name, formatValue(mt.value))
-	}
-	b = append(b, '}', '\n')
+	op := dimensionValue(e.Operation)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	b := m.buf[:0]
+	b = append(b, `{"_aws":{"Timestamp":`...)
+	b = strconv.AppendInt(b, m.opts.Now().UnixMilli(), 10)
+	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
+	b = strconv.AppendQuote(b, m.opts.Namespace)
+	b = append(b, `,"Dimensions":[["`+DimService+`","`+DimOperation+`"],["`+DimService+`"]],"Metrics":[`...)
+	for i, mt := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"Name":`...)
+		b = strconv.AppendQuote(b, mt.name)
+		b = append(b, `,"Unit":`...)
+		b = strconv.AppendQuote(b, mt.unit)
+		b = append(b, '}')
+	}
+	b = append(b, `]}]},"`+DimService+`":`...)
+	b = strconv.AppendQuote(b, m.opts.Service)
+	b = append(b, `,"`+DimOperation+`":`...)
+	b = strconv.AppendQuote(b, op)
+	for _, mt := range ms {
+		b = append(b, ',')
+		b = strconv.AppendQuote(b, mt.name)
+		b = append(b, ':')
+		b = strconv.AppendFloat(b, mt.value, 'f', -1, 64)
+	}
+	b = append(b, '}', '\n')
+	m.buf = b
 	_, _ = m.w.Write(b) // a metric line that cannot be written must not fail the invocation
-}
-
-// formatValue writes v as a JSON number.
-func formatValue(v float64) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // dimensionValue makes an operation name a valid dimension value: printable
