@@ -76,4 +76,11 @@
 // failure); a commit for as long as its context allows, with the same
 // ClientRequestToken, so that duplicates hammering a key cannot make the
 // owner give up a claim it holds.
+//
+// # Operators
+//
+// [Records] is an operator's view of the same table, with the same record
+// format: it reads, lists (parallel scan) and settles or deletes records,
+// each write fenced on the record as read ([UnchangedCondition]). The
+// lambdaidem command (cmd/lambdaidem) is built on it.
 package dynamostore
