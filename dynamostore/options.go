@@ -39,7 +39,9 @@ type Options struct {
 	// ValidationAttr holds the request fingerprint. Default "validation".
 	ValidationAttr string
 
-	// DataAttr holds the stored outcome, a String (the outcome is JSON).
+	// DataAttr holds the stored outcome: a String when it is UTF-8 text
+	// (an outcome stored as encoded, JSON), a Binary otherwise (compressed,
+	// see lambdaidem.Options.CompressAbove, or sealed). Both read back.
 	// Default "data".
 	DataAttr string
 

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -56,12 +57,23 @@ func (c codec) completed(cm lambdaidem.Commit) map[string]types.AttributeValue {
 		item[o.ValidationAttr] = str(cm.Fingerprint)
 	}
 	if len(cm.Outcome) > 0 {
-		item[o.DataAttr] = str(string(cm.Outcome))
+		item[o.DataAttr] = outcomeValue(cm.Outcome)
 	}
 	if !cm.CreatedAt.IsZero() {
 		item[o.CreatedAtAttr] = num(cm.CreatedAt.UnixMilli())
 	}
 	return item
+}
+
+// outcomeValue is the attribute value of a stored outcome: a String when
+// it is UTF-8 text (JSON, readable as it is by tools), else a Binary (a
+// gzip stream or sealed bytes: a String must be valid UTF-8, and the SDK
+// would replace the invalid bytes).
+func outcomeValue(outcome []byte) types.AttributeValue {
+	if utf8.Valid(outcome) {
+		return str(string(outcome))
+	}
+	return &types.AttributeValueMemberB{Value: outcome}
 }
 
 // decode reads a record from an item. Missing required attributes (key,

@@ -554,6 +554,12 @@ func (o *op[Out]) encode(ctx context.Context, out Out, err error) ([]byte, error
 	if encErr != nil {
 		return nil, encErr
 	}
+	if len(data) > maxInflatedOutcome {
+		return nil, fmt.Errorf("%w: %d bytes encoded, the limit is %d before compression", ErrOutcomeTooLarge, len(data), maxInflatedOutcome)
+	}
+	if !o.g.opts.NoCompression && len(data) > o.g.opts.CompressAbove {
+		data = o.g.zip.compress(data)
+	}
 	if s := o.g.opts.Sealer; s != nil {
 		if data, encErr = s.Seal(ctx, o.key, data); encErr != nil {
 			return nil, fmt.Errorf("lambdaidem: seal outcome: %w", encErr)
@@ -574,6 +580,11 @@ func (o *op[Out]) decode(ctx context.Context, rec Record) (Out, error) {
 			var zero Out
 			return zero, fmt.Errorf("lambdaidem: open stored outcome: %w", err)
 		}
+	}
+	data, err := o.g.zip.inflate(data)
+	if err != nil {
+		var zero Out
+		return zero, err
 	}
 	return decodeOutcome[Out](o.g.opts.Codec, data)
 }

@@ -176,10 +176,26 @@ type Options struct {
 	// MaxKeySize caps the idempotency key's length in bytes. Default 255.
 	MaxKeySize int
 
-	// MaxOutcomeSize caps the serialized outcome in bytes, below DynamoDB's
-	// 400 KB item limit. A larger outcome fails with [ErrOutcomeTooLarge] and
-	// nothing is committed. Default 300,000.
+	// MaxOutcomeSize caps the stored outcome in bytes, as stored: after
+	// compression (see CompressAbove) and the Sealer. It stays below
+	// DynamoDB's 400 KB item limit. A larger outcome fails with
+	// [ErrOutcomeTooLarge] and nothing is committed. Default 300,000.
 	MaxOutcomeSize int
+
+	// CompressAbove: an outcome whose encoded form is longer than this many
+	// bytes is stored gzip-compressed (compress/gzip: the fastest level up
+	// to 8 KB, the default level above) when that makes it shorter.
+	// DynamoDB charges a write per started KB of the record (twice that in a
+	// transaction) and a read per started 4 KB, so a JSON outcome of some KB
+	// costs a fraction of its raw size. Replays, the cache and the
+	// fingerprint see the same outcome either way; outcomes stored
+	// uncompressed (by older versions too) read as before, whatever this
+	// option says. Default 512.
+	CompressAbove int
+
+	// NoCompression stores every outcome as encoded, uncompressed (the
+	// behaviour before CompressAbove). Default false.
+	NoCompression bool
 
 	// CacheSize bounds a local, in-process cache of completed outcomes, which
 	// answers a warm duplicate with no store call. The cache honours each
@@ -265,6 +281,7 @@ type Guard struct {
 	opts    Options
 	cache   *cache
 	waiters waiters
+	zip     compressor
 }
 
 // New returns a Guard over store with the options applied to the defaults.
@@ -319,6 +336,7 @@ func (o *Options) setDefaults() error {
 	}{
 		{"MaxKeySize", &o.MaxKeySize, 255},
 		{"MaxOutcomeSize", &o.MaxOutcomeSize, 300_000},
+		{"CompressAbove", &o.CompressAbove, 512},
 		{"CacheSize", &o.CacheSize, 0},
 		{"MaxWaiters", &o.MaxWaiters, 8},
 	}

@@ -20,7 +20,8 @@ type StoredOutcome struct {
 }
 
 // EncodeStoredOutcome returns the stored form of o, byte for byte what a
-// Guard commits for the same result: what a duplicate then replays. Value
+// Guard with NoCompression commits for the same result: what a duplicate
+// then replays (a Guard reads it whatever its compression options). Value
 // must be one JSON document.
 func EncodeStoredOutcome(o StoredOutcome) ([]byte, error) {
 	set := 0
@@ -43,8 +44,14 @@ func EncodeStoredOutcome(o StoredOutcome) ([]byte, error) {
 	return encodeValue(nil, o.Value)
 }
 
-// DecodeStoredOutcome reads a stored outcome.
+// DecodeStoredOutcome reads a stored outcome, compressed (see
+// Options.CompressAbove) or not.
 func DecodeStoredOutcome(data []byte) (StoredOutcome, error) {
+	var c compressor
+	data, err := c.inflate(data)
+	if err != nil {
+		return StoredOutcome{}, err
+	}
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
 		return StoredOutcome{}, fmt.Errorf("lambdaidem: decode stored outcome: %w", err)

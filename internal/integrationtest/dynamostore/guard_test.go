@@ -306,13 +306,14 @@ func TestBusinessConditionFails(t *testing.T) {
 	}
 }
 
-// TestOutcomeTooLarge: an outcome over the cap fails with
+// TestOutcomeTooLarge: an outcome over the cap (on stored bytes: the
+// outcome is incompressible) fails with
 // ErrOutcomeTooLarge and the claim is released.
 func TestOutcomeTooLarge(t *testing.T) {
 	e := newEnv(t)
 	g := e.guard(t, nil, func(o *lambdaidem.Options) { o.MaxOutcomeSize = 1000 })
 	_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
-		return strings.Repeat("x", 2000), dynamostore.Stage(ctx, *e.order("o").Put)
+		return incompressible(2000), dynamostore.Stage(ctx, *e.order("o").Put)
 	})
 	if !errors.Is(err, lambdaidem.ErrOutcomeTooLarge) {
 		t.Fatalf("Do = %v; want ErrOutcomeTooLarge", err)

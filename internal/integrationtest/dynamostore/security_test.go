@@ -248,7 +248,7 @@ func TestOutcomeSizeCap(t *testing.T) {
 		if err := dynamostore.Stage(ctx, *e.order("o1").Put); err != nil {
 			return "", err
 		}
-		return strings.Repeat("x", 2000), nil
+		return incompressible(2000), nil
 	})
 	if !errors.Is(err, lambdaidem.ErrOutcomeTooLarge) {
 		t.Fatalf("got %v, want ErrOutcomeTooLarge", err)
