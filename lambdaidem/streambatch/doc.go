@@ -58,6 +58,7 @@
 //	terminal error (lambdaidem.Terminal) -----------> failure, stored: retries fail without running it
 //	same key, different fingerprint ----------------> failure, never processed (logged with the key hash)
 //	no key (KeyFunc error) -------------------------> failure, never processed
+//	Scope set, but no scope (error, "", panic) -----> failure, never processed (one ERROR line)
 //	in progress in another invocation --------------> failure (or a wait, with InFlight: Wait)
 //	outcome unknown, lease lost, store failure -----> failure
 //	later record of a shard that failed ------------> not run, not reported: Lambda sends it again
