@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,5 +205,41 @@ func TestCommitHookMeasuresTheCommitCall(t *testing.T) {
 	}
 	if got != 42*time.Millisecond {
 		t.Fatalf("OnCommit Duration = %v; want the 42ms the commit call took", got)
+	}
+}
+
+// TestAFailedRenewalIsAStoreError: a lease renewal the store fails is
+// reported to OnStoreError (Op "renew"), and the renewal is retried.
+func TestAFailedRenewalIsAStoreError(t *testing.T) {
+	var failed atomic.Bool
+	s := memstore.New(func(o *memstore.Options) {
+		o.Fault = func(op, key string) error {
+			if op == "renew" && failed.CompareAndSwap(false, true) {
+				return lambdaidem.ErrStoreUnavailable
+			}
+			return nil
+		}
+	})
+	var log hookLog
+	f := renewing(t, s, func(o *lambdaidem.Options) {
+		o.Hooks.OnStoreError = log.hooks().OnStoreError
+	})
+	_, err := lambdaidem.Do(context.Background(), f.guard, call("k", "a"), func(ctx context.Context) (string, error) {
+		f.clock.Advance(testLease * 3 / 4) // past the renewal point
+		waitFor(t, "a renewal after the failed one", func() bool {
+			if f.calls("renew") >= 2 {
+				return true
+			}
+			f.clock.Advance(10 * time.Millisecond) // through the retry's backoff, within the lease
+			time.Sleep(time.Millisecond)
+			return false
+		})
+		return "ok", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := log.String(); got != "store error Pay renew" {
+		t.Fatalf("OnStoreError saw %q; want one failed renewal", got)
 	}
 }

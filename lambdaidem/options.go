@@ -93,7 +93,8 @@ type Hooks struct {
 	// the error is the store's.
 	OnFailOpen func(context.Context, Event, error)
 	// OnStoreError is called when a store call fails; the error is a
-	// [*StoreError] whose Op names the call.
+	// [*StoreError] whose Op names the call. A failed lease renewal ("renew")
+	// is reported from the attempt's renewal goroutine.
 	OnStoreError func(context.Context, Event, error)
 }
 

@@ -186,6 +186,7 @@ func (o *op[Out]) renewOnce(ctx context.Context, r *renewer, f Fence, lease time
 			return false, until, expires
 		default:
 		}
+		o.storeError(ctx, "renew", err)
 		o.log(ctx, slog.LevelWarn, "lease renewal failed; retrying while the lease lasts", slog.Any("error", err))
 		if !o.sleep(r, min(backoff, until.Sub(opts.Now()))) {
 			return false, until, expires
