@@ -38,7 +38,9 @@ type Call[Out any] struct {
 	// "unknown" for gives that guarantee; otherwise return an error (cannot
 	// tell yet) until the longest such call would have ended. The core never
 	// calls Reconcile on a record whose owner renewed its lease less than
-	// Options.MaxRunTime ago (see Unknown.RenewedAt).
+	// Options.MaxRunTime ago (see Unknown.RenewedAt), nor, where the Guard
+	// renews leases, on one whose owner's lease ended less than MaxRunTime
+	// ago without a renewal on record.
 	Reconcile func(context.Context, Unknown) (Out, bool, error)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,5 +105,62 @@ func testBeginExternalAfterLapse(t *testing.T, mode lambdaidem.RenewMode) {
 	}
 	if derr != nil {
 		t.Fatalf("duplicate = %v; want it to run the payment", derr)
+	}
+}
+
+// TestReconcileWaitsForAnOwnerWhoseRenewalsNeverGotThrough: on Lambda
+// Managed Instances (this Guard renews) the owner marks its record
+// external and dispatches a charge that ignores its context; every renewal
+// is refused (a store outage for renewals only), so its lease lapses
+// without a renewal on record. The owner may still be running: its call is
+// in flight. Duplicates after the lapse get ErrInProgress and Reconcile is
+// not asked (a naive provider would answer "not done" and the charge would
+// run twice), until MaxRunTime after the lease ended. The owner's charge
+// completes and commits: one charge, then the replay.
+func TestReconcileWaitsForAnOwnerWhoseRenewalsNeverGotThrough(t *testing.T) {
+	s := memstore.New(func(o *memstore.Options) {
+		o.Fault = func(op, _ string) error {
+			if op == "renew" {
+				return lambdaidem.ErrStoreUnavailable
+			}
+			return nil
+		}
+	})
+	f := renewing(t, s, func(o *lambdaidem.Options) { o.MaxRunTime = time.Hour })
+	p := newProvider()
+	c := call("k", "pay 10 EUR")
+	c.Reconcile = p.reconcile
+	ownerErr := make(chan error, 1)
+	go func() {
+		_, err := lambdaidem.Do(context.Background(), f.guard, c, p.payOnce)
+		ownerErr <- err
+	}()
+	<-p.entered
+	for i := 0; i < 12; i++ { // past the lease, every renewal refused
+		f.clock.Advance(time.Second)
+		time.Sleep(time.Millisecond)
+	}
+	if rec := f.onlyRecord(t); !rec.LeaseUntil.Before(f.clock.Now()) || !rec.External || !rec.RenewedAt.IsZero() {
+		t.Fatalf("record = %+v; want a lapsed lease with the external mark, never renewed", rec)
+	}
+	var reruns atomic.Int32
+	for i, err := range duplicates(f, 4, c, func(context.Context) (string, error) { reruns.Add(1); return "rerun", nil }) {
+		if !errors.Is(err, lambdaidem.ErrInProgress) {
+			t.Fatalf("duplicate %d while the owner's charge is in flight: %v; want ErrInProgress", i, err)
+		}
+	}
+	if _, reconciles := p.stats(); reconciles != 0 || reruns.Load() != 0 {
+		t.Fatalf("Reconcile was called %d times, and the operation run again %d times, while the owner may still run", reconciles, reruns.Load())
+	}
+	close(p.release)
+	if err := <-ownerErr; err != nil {
+		t.Fatalf("owner = %v; want its charge committed", err)
+	}
+	out, err := lambdaidem.Do(context.Background(), f.guard, c, func(context.Context) (string, error) { reruns.Add(1); return "rerun", nil })
+	if err != nil || out != "paid pay-1" || reruns.Load() != 0 {
+		t.Fatalf("duplicate after the owner committed = %q, %v; want the replay", out, err)
+	}
+	if calls, _ := p.stats(); calls != 1 {
+		t.Fatalf("%d charge calls; want 1", calls)
 	}
 }

@@ -141,7 +141,9 @@ type Options struct {
 	// [ErrLeaseLost]) when the lease ends, and the record can be taken over.
 	// A record with an external effect whose owner renewed its lease is
 	// not reconciled until MaxRunTime after its last renewal (the duplicate
-	// gets [ErrInProgress]). Default 30m.
+	// gets [ErrInProgress]); where this Guard renews, one whose owner never
+	// got a renewal through is not reconciled until MaxRunTime after its
+	// lease ended. Default 30m.
 	MaxRunTime time.Duration
 
 	// Mode is ClaimFirst (default) or Optimistic.

@@ -243,9 +243,16 @@ func (o *op[Out]) sleep(r *renewer, d time.Duration) bool {
 
 // ownerMayRun reports whether the owner of an in-progress record whose
 // lease lapsed may still be running: it renewed its lease (so it runs
-// where deadlines are not enforced) less than MaxRunTime ago. Its renewals
-// stopped (an outage, or it hung), yet it may still reach its external
-// effect: such a record is neither taken over nor reconciled.
+// where deadlines are not enforced) less than MaxRunTime ago, or, where
+// this Guard renews (deadlines are not enforced here either), its lease
+// ended less than MaxRunTime ago though no renewal of it got through (all
+// refused: an outage, throttling). Its renewals stopped, yet it may still
+// reach its external effect: such a record is neither taken over nor
+// reconciled.
 func (o *op[Out]) ownerMayRun(rec Record, now time.Time) bool {
-	return !rec.RenewedAt.IsZero() && now.Before(rec.RenewedAt.Add(o.g.opts.MaxRunTime))
+	last := rec.RenewedAt
+	if last.IsZero() && o.g.opts.Renew == RenewAlways {
+		last = rec.LeaseUntil
+	}
+	return !last.IsZero() && now.Before(last.Add(o.g.opts.MaxRunTime))
 }
