@@ -33,14 +33,7 @@ func TestBeginExternalAfterTheLeaseLapsedIsRefused(t *testing.T) {
 }
 
 func testBeginExternalAfterLapse(t *testing.T, mode lambdaidem.RenewMode) {
-	s := memstore.New(func(o *memstore.Options) {
-		o.Fault = func(op, _ string) error {
-			if op == "renew" {
-				return lambdaidem.ErrStoreUnavailable
-			}
-			return nil
-		}
-	})
+	s := refusingRenewals()
 	f := renewing(t, s, func(o *lambdaidem.Options) { o.Renew = mode })
 	p := newProvider()
 	c := call("k", "pay 10 EUR")
@@ -69,11 +62,7 @@ func testBeginExternalAfterLapse(t *testing.T, mode lambdaidem.RenewMode) {
 		ownerErr <- err
 	}()
 	waitFor(t, "the claim", func() bool { return f.calls("claim") == 1 })
-	// Past the lease, every renewal refused.
-	for i := 0; i < 12; i++ {
-		f.clock.Advance(time.Second)
-		time.Sleep(time.Millisecond)
-	}
+	pastTheLease(f)
 	if mode == lambdaidem.RenewAlways {
 		waitFor(t, "the renewer to give the lease up", func() bool {
 			mu.Lock()
@@ -118,28 +107,15 @@ func testBeginExternalAfterLapse(t *testing.T, mode lambdaidem.RenewMode) {
 // run twice), until MaxRunTime after the lease ended. The owner's charge
 // completes and commits: one charge, then the replay.
 func TestReconcileWaitsForAnOwnerWhoseRenewalsNeverGotThrough(t *testing.T) {
-	s := memstore.New(func(o *memstore.Options) {
-		o.Fault = func(op, _ string) error {
-			if op == "renew" {
-				return lambdaidem.ErrStoreUnavailable
-			}
-			return nil
-		}
-	})
+	s := refusingRenewals()
 	f := renewing(t, s, func(o *lambdaidem.Options) { o.MaxRunTime = time.Hour })
 	p := newProvider()
 	c := call("k", "pay 10 EUR")
 	c.Reconcile = p.reconcile
 	ownerErr := make(chan error, 1)
-	go func() {
-		_, err := lambdaidem.Do(context.Background(), f.guard, c, p.payOnce)
-		ownerErr <- err
-	}()
+	go func() { ownerErr <- errOf(lambdaidem.Do(context.Background(), f.guard, c, p.payOnce)) }()
 	<-p.entered
-	for i := 0; i < 12; i++ { // past the lease, every renewal refused
-		f.clock.Advance(time.Second)
-		time.Sleep(time.Millisecond)
-	}
+	pastTheLease(f)
 	if rec := f.onlyRecord(t); !rec.LeaseUntil.Before(f.clock.Now()) || !rec.External || !rec.RenewedAt.IsZero() {
 		t.Fatalf("record = %+v; want a lapsed lease with the external mark, never renewed", rec)
 	}
@@ -164,3 +140,26 @@ func TestReconcileWaitsForAnOwnerWhoseRenewalsNeverGotThrough(t *testing.T) {
 		t.Fatalf("%d charge calls; want 1", calls)
 	}
 }
+
+// refusingRenewals is a store that refuses every renewal as unavailable.
+func refusingRenewals() *memstore.Store {
+	return memstore.New(func(o *memstore.Options) {
+		o.Fault = func(op, _ string) error {
+			if op == "renew" {
+				return lambdaidem.ErrStoreUnavailable
+			}
+			return nil
+		}
+	})
+}
+
+// pastTheLease moves f's clock past the test lease a second at a time,
+// giving the renewer its turn at each step.
+func pastTheLease(f *fixture) {
+	for range int(testLease/time.Second) + 2 {
+		f.clock.Advance(time.Second)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func errOf(_ string, err error) error { return err }
