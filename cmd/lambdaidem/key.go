@@ -12,7 +12,7 @@ import (
 func keyCmd(_ context.Context, args []string, s streams, _ env) error {
 	fs := newFlagSet("key", s, "--operation NAME [--namespace N] [--scope S | --principal P --route R] CLIENT-KEY")
 	namespace := fs.String("namespace", "lambdaidem", "the Guard's Options.Namespace")
-	operation := fs.String("operation", "", "the operation name (apigw.New's, sqsbatch.Wrap's, Call.Operation) (required)")
+	operation := fs.String("operation", "", "the operation name (apigw.New's, sqsbatch.New's, Spec.Operation, Call.Operation) (required)")
 	scope := fs.String("scope", "", "the Call's Scope exactly (sqsbatch: what Options.Scope returned; default none)")
 	principal := fs.String("principal", "", `API Gateway: the caller's principal as lambdaidem/apigw names it: jwt:"<iss>"|<sub>, iam:<user ARN>, apikey:<API key id>, cognito:<identity id>, lambda:<principalId>`)
 	route := fs.String("route", "", `API Gateway: the method and route, as "POST /payments"`)
