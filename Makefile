@@ -88,6 +88,12 @@ bench:
 	  $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
 	cd bench && $(GO) run ./cmd/bench -root .. -rie "$$($(GO) env GOPATH)/bin/aws-lambda-rie"
 
+## bench-managed: one Lambda Managed Instances process (64 concurrent invocations, 5 ms per
+## DynamoDB call: latency against bare, calls, CPU, renewals) and a 10-minute soak (heap and
+## goroutines) -> its section of bench/RESULTS.md and bench/soak.png (a short soak runs in make test)
+bench-managed:
+	$(GO) run ./bench/cmd/managed
+
 ## chaos: the long randomized fault-injection run (~7 min; a bounded run is part of make test)
 chaos:
 	cd chaos && $(GO) run ./cmd/chaos -ops 20000 -seed $${CHAOS_SEED:-42} -powertools 20

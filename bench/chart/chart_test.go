@@ -65,3 +65,25 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+func TestLinesPNG(t *testing.T) {
+	l := Lines{
+		Title: "Soak", XUnit: "min",
+		Curves: []Curve{
+			{Title: "heap", Unit: "MiB", Color: color.RGBA{31, 119, 180, 255}, X: []float64{0, 5, 10}, Y: []float64{12, 13, 12.5}},
+			{Title: "goroutines", Color: color.RGBA{255, 127, 14, 255}, X: []float64{0, 10}, Y: []float64{80, 81}},
+		},
+		Notes: []string{"flat is good"},
+	}
+	var buf bytes.Buffer
+	if err := l.PNG(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	l.Curves[1].Y = l.Curves[1].Y[:1]
+	if err := l.PNG(&buf); err == nil {
+		t.Error("a curve with fewer Y than X was accepted")
+	}
+}

@@ -63,6 +63,15 @@ func (rep *report) writeMarkdown(path string, c config) error {
 	if rep.crash != nil {
 		rep.writeCrash(&b)
 	}
+	// The Managed Instances section belongs to bench/cmd/managed, which
+	// runs on its own (make bench-managed): keep it.
+	if old, err := os.ReadFile(path); err == nil {
+		const begin, end = "<!-- managed-instances:begin -->", "<!-- managed-instances:end -->"
+		s := string(old)
+		if i, j := strings.Index(s, begin), strings.Index(s, end); i >= 0 && j > i {
+			p("\n%s\n", s[i:j+len(end)])
+		}
+	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
