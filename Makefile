@@ -19,7 +19,7 @@ ROOT_ALLOW = github.com/aws/aws-lambda-go github.com/aws/aws-sdk-go-v2 \
              github.com/aws/aws-sdk-go-v2/service/dynamodb github.com/aws/smithy-go \
              github.com/aws/aws-sdk-go-v2/internal/% github.com/aws/aws-sdk-go-v2/service/internal/%
 
-.PHONY: all test fmt-check vet unit mod-check download cli-test cdk-test e2e demo run bench chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
+.PHONY: all test fmt-check vet unit mod-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
 
 all: test
 

@@ -83,7 +83,7 @@ func (l Lines) PNG(w io.Writer) error {
 			top = 1
 		}
 		top *= 1.15
-		y1 := y + plotH // the plot's bottom
+		y1 := y + plotH           // the plot's bottom
 		for i := 0; i <= 4; i++ { // grid and Y labels
 			gy := y1 - i*plotH/4
 			fill(img, image.Rect(plotX0, gy, plotX1, gy+1), rule)

@@ -104,8 +104,8 @@ func serveIfChild() {
 type child struct {
 	urls    []string // one per shard
 	standIn string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
 }
 
 func startChild(ctx context.Context, latency time.Duration) (*child, error) {
