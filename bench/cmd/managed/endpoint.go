@@ -226,8 +226,9 @@ func newRouter(ctx context.Context, clients []*counting, raws []*dynamodb.Client
 			}
 			continue
 		}
-		if err := dynamostore.CreateTable(ctx, raw, idemTable(n)); err != nil {
-			return nil, err
+		var inUse *types.ResourceInUseException
+		if err := dynamostore.CreateTable(ctx, raw, idemTable(n)); err != nil && !errors.As(err, &inUse) {
+			return nil, err // the soak reuses the bench's tables
 		}
 		_, err = raw.CreateTable(ctx, &dynamodb.CreateTableInput{
 			TableName:            aws.String(bizTable(n)),
@@ -235,7 +236,6 @@ func newRouter(ctx context.Context, clients []*counting, raws []*dynamodb.Client
 			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
 			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
 		})
-		var inUse *types.ResourceInUseException
 		if err != nil && !errors.As(err, &inUse) {
 			return nil, err
 		}
