@@ -134,7 +134,7 @@ func (r *results) markdown(chartFile string) string {
 			total += v
 		}
 		p("### Soak: %v of mixed traffic in one process\n\n", s.duration.Round(time.Second))
-		p("%d concurrent invocation slots, %v per call; 50%% new keys, 20%% duplicates, 10%% in-flight conflicts (two invocations of one key at once), 10%% handlers that outlive their lease (deadline 200 ms + margin 100 ms, handler 400 ms: renewed), 10%% external effects that fail (UNKNOWN) and are reconciled by the next call; a 10 s retry horizon over %d keys per kind, so keys come back fresh; a local cache of 512 outcomes. Live heap read after a forced GC every %v.\n\n", c.concurrency, c.latency, keySpace, c.sample)
+		p("%d concurrent invocation slots, %v per call; 50%% new keys, 20%% duplicates, 10%% in-flight conflicts (two invocations of one key at once), 10%% handlers that outlive their lease (deadline 500 ms + margin 100 ms, handler 1 s: renewed), 10%% external effects that fail (UNKNOWN) and are reconciled by the next call; a 10 s retry horizon over %d keys per kind, so keys come back fresh; a local cache of 512 outcomes. Live heap read after a forced GC every %v.\n\n", c.concurrency, c.latency, keySpace, c.sample)
 		p("![heap and goroutines over the soak](%s)\n\n", chartFile)
 		p("| | start | end | max |\n| --- | ---: | ---: | ---: |\n")
 		p("| live heap | %.1f MiB | %.1f MiB | %.1f MiB |\n", first.heapMiB, last.heapMiB, maxHeap)
