@@ -62,6 +62,17 @@ type env struct {
 	clients []*counting // by shard
 	calls   *counter
 	store   *router
+	raws    []*dynamodb.Client
+}
+
+// close drops the clients' idle connections (two goroutines each), so
+// that a later part starts from a quiet process.
+func (e *env) close() {
+	for _, c := range e.raws {
+		if h, ok := c.Options().HTTPClient.(interface{ CloseIdleConnections() }); ok {
+			h.CloseIdleConnections()
+		}
+	}
 }
 
 // newEnv connects to the endpoints, one per shard (create: and creates
@@ -83,7 +94,7 @@ func newEnv(ctx context.Context, urls []string) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &env{clients: clients, calls: calls, store: store}, nil
+	return &env{clients: clients, calls: calls, store: store, raws: raws}, nil
 }
 
 func diff(after, before map[string]int) map[string]int {
@@ -239,6 +250,7 @@ func runBench(ctx context.Context, c config, ep *child, res *results) error {
 	if err != nil {
 		return err
 	}
+	defer si.close()
 	siOpt, err := guard(si.store, lambdaidem.Optimistic)
 	if err != nil {
 		return err
@@ -251,6 +263,7 @@ func runBench(ctx context.Context, c config, ep *child, res *results) error {
 	if err != nil {
 		return err
 	}
+	defer e.close()
 	gOpt, err := guard(e.store, lambdaidem.Optimistic)
 	if err != nil {
 		return err

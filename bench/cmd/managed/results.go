@@ -38,6 +38,8 @@ func find(rows []scenarioResult, name string) (scenarioResult, bool) {
 const (
 	sectionBegin = "<!-- managed-instances:begin -->"
 	sectionEnd   = "<!-- managed-instances:end -->"
+	soakBegin    = "<!-- managed-soak:begin -->"
+	soakEnd      = "<!-- managed-soak:end -->"
 )
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
@@ -133,7 +135,7 @@ func (r *results) markdown(chartFile string) string {
 		for _, v := range s.ops {
 			total += v
 		}
-		p("### Soak: %v of mixed traffic in one process\n\n", s.duration.Round(time.Second))
+		p("%s\n### Soak: %v of mixed traffic in one process\n\n", soakBegin, s.duration.Round(time.Second))
 		p("%d concurrent invocation slots, %v per call; 50%% new keys, 20%% duplicates, 10%% in-flight conflicts (two invocations of one key at once), 10%% handlers that outlive their lease (deadline 500 ms + margin 100 ms, handler 1 s: renewed), 10%% external effects that fail (UNKNOWN) and are reconciled by the next call; a 10 s retry horizon over %d keys per kind, so keys come back fresh; a local cache of 512 outcomes. Live heap read after a forced GC every %v.\n\n", c.concurrency, c.latency, keySpace, c.sample)
 		p("![heap and goroutines over the soak](%s)\n\n", chartFile)
 		p("| | start | end | max |\n| --- | ---: | ---: | ---: |\n")
@@ -142,6 +144,13 @@ func (r *results) markdown(chartFile string) string {
 		p("- %d Do calls (%s); answers: %s.\n", total, byKind(s.ops), byKind(s.answers))
 		p("- %d renewals, %d reconciliations.\n", s.renewals, s.reconciles)
 		p("- Goroutines before the traffic: %d; after it stopped: %d (the difference is the SDK clients' idle keep-alive connections, two goroutines each, to the %d endpoints). Renewal goroutines: up to %d at a sample, %d after the traffic: every one ended with its attempt.\n", s.base, s.after, shards, s.maxRenew, s.renewers)
+		p("%s\n", soakEnd)
+	} else if old, err := os.ReadFile(c.out); err == nil {
+		// The soak did not run: keep the last one's results.
+		doc := string(old)
+		if i, j := strings.Index(doc, soakBegin), strings.Index(doc, soakEnd); i >= 0 && j > i {
+			p("%s\n", doc[i:j+len(soakEnd)])
+		}
 	}
 	p("%s\n", sectionEnd)
 	return b.String()

@@ -74,6 +74,8 @@ func runSoak(ctx context.Context, c config, ep *child, res *results) error {
 			answer = "lease lost"
 		case errors.Is(err, errDeclined):
 			answer = "handler error"
+		case errors.Is(err, context.Canceled):
+			answer = "attempt cancelled: its lease was lost under load" // BeginExternal refused
 		case errors.Is(err, context.DeadlineExceeded):
 			answer = "invocation deadline passed in a store call" // a loaded machine; fails closed
 		default:
@@ -89,6 +91,7 @@ func runSoak(ctx context.Context, c config, ep *child, res *results) error {
 	var reconciles atomic.Int64
 	renews0 := e.store.renews.Load()
 
+	time.Sleep(time.Second) // closed connections' goroutines wind down
 	runtime.GC()
 	sr.base = runtime.NumGoroutine()
 	started := time.Now()
