@@ -92,7 +92,7 @@ bench:
 ## DynamoDB call: latency against bare, calls, CPU, renewals) and a 10-minute soak (heap and
 ## goroutines) -> its section of bench/RESULTS.md and bench/soak.png (a short soak runs in make test)
 bench-managed:
-	$(GO) run ./bench/cmd/managed
+	cd bench && $(GO) run ./cmd/managed -out RESULTS.md -chart soak.png
 
 ## chaos: the long randomized fault-injection run (~7 min; a bounded run is part of make test)
 chaos:

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -227,7 +227,7 @@ func newRouter(ctx context.Context, clients []*counting, raws []*dynamodb.Client
 			continue
 		}
 		var inUse *types.ResourceInUseException
-		if err := dynamostore.CreateTable(ctx, raw, idemTable(n)); err != nil && !errors.As(err, &inUse) {
+		if err := ddbtest.CreateTable(ctx, raw, idemTable(n)); err != nil && !errors.As(err, &inUse) {
 			return nil, err // the soak reuses the bench's tables
 		}
 		_, err = raw.CreateTable(ctx, &dynamodb.CreateTableInput{

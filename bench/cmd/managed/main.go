@@ -10,7 +10,7 @@
 //     duplicates, in-flight conflicts, renewals, reconciles), with the live
 //     heap and the goroutine count sampled into a PNG.
 //
-// The DynamoDB endpoint (minidyn behind internal/ddbtest's fidelity proxy)
+// The DynamoDB endpoint (minidyn behind the ddbtest module's fidelity proxy)
 // runs in a child process, so that the CPU and the heap measured are the
 // Lambda process's alone. Run it from the repository root:
 //
