@@ -19,14 +19,20 @@ ROOT_ALLOW = github.com/aws/aws-lambda-go github.com/aws/aws-sdk-go-v2 \
              github.com/aws/aws-sdk-go-v2/service/dynamodb github.com/aws/smithy-go \
              github.com/aws/aws-sdk-go-v2/internal/% github.com/aws/aws-sdk-go-v2/service/internal/%
 
-.PHONY: all test fmt-check vet unit mod-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
+# Pinned analysis tools, each built once into build/tools/<name>-<version>/.
+STATICCHECK_VERSION = v0.8.2
+APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
+STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
+
+.PHONY: all test fmt-check vet lint tools api-check unit mod-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
 
 all: test
 
 ## test: formatting, the library's dependency allow-list, vet and the race-enabled
 ## tests of every module (the lambdaidem command's included), the CDK tests, the
 ## end-to-end suite under the Lambda RIE, and every fuzz target for 2s
-test: fmt-check mod-check vet fuzz-short unit cdk-test e2e
+test: fmt-check mod-check vet lint api-check fuzz-short unit cdk-test e2e
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -37,6 +43,31 @@ vet:
 
 unit:
 	@for m in $(MODULES); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+
+## tools: the pinned staticcheck and apidiff
+tools: $(STATICCHECK) $(APIDIFF)
+$(STATICCHECK):
+	GOBIN=$(@D) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+$(APIDIFF):
+	GOBIN=$(@D) $(GO) install golang.org/x/exp/cmd/apidiff@$(APIDIFF_VERSION)
+
+## lint: staticcheck (pinned) over every module, e2e's tagged files included
+lint: $(STATICCHECK)
+	@for m in $(MODULES); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+	cd e2e && $(STATICCHECK) -tags e2e ./...
+
+## api-check: the library's exported API against the last release tag (v*): fails on an
+## incompatible change (see docs/compatibility.md). Without a tag there is nothing to compare.
+api-check: $(APIDIFF)
+	@base=$$(git describe --tags --abbrev=0 --match 'v[0-9]*' HEAD 2>/dev/null); \
+	if [ -z "$$base" ]; then echo "api-check: no release tag (v*) yet: nothing to compare the API with"; exit 0; fi; \
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	git archive "$$base" | tar -x -C "$$tmp" && \
+	(cd "$$tmp" && $(APIDIFF) -m -w "$$tmp/base.api" github.com/lambdaidem/lambdaidem) && \
+	$(APIDIFF) -m -w "$$tmp/head.api" github.com/lambdaidem/lambdaidem && \
+	out=$$($(APIDIFF) -m -incompatible "$$tmp/base.api" "$$tmp/head.api") && \
+	if [ -n "$$out" ]; then echo "api-check: incompatible with $$base:"; echo "$$out"; exit 1; fi; \
+	echo "api-check: compatible with $$base"
 
 ## mod-check: the library's go.mod requires nothing outside ROOT_ALLOW and replaces nothing
 mod-check:

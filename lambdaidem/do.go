@@ -330,6 +330,8 @@ func (o *op[Out]) commitFailed(ctx context.Context, err error) error {
 }
 
 // existing decides what a duplicate gets from the record in its way.
+//
+//lint:ignore ST1008 the verdict triple goes with the do.go cleanup (issue 14)
 func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error, verdict) {
 	var zero Out
 	opts := &o.g.opts
@@ -369,6 +371,8 @@ func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error, verdict
 
 // wait polls an in-progress record until it is resolved or the wait ends.
 // At most Options.MaxWaiters calls wait on one key at once.
+//
+//lint:ignore ST1008 the verdict triple goes with the do.go cleanup (issue 14)
 func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error, verdict) {
 	var zero Out
 	opts := &o.g.opts
@@ -410,6 +414,8 @@ func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error, verdict) {
 }
 
 // reconcile resolves an UNKNOWN record with the Call's reconcile function.
+//
+//lint:ignore ST1008 the verdict triple goes with the do.go cleanup (issue 14)
 func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdict) {
 	var zero Out
 	opts := &o.g.opts

@@ -115,7 +115,7 @@ func TestFingerprint(t *testing.T) {
 	img := func(v string) map[string]events.DynamoDBAttributeValue {
 		return map[string]events.DynamoDBAttributeValue{"id": events.NewStringAttribute("o-1"), "v": events.NewStringAttribute(v)}
 	}
-	if fp(dynamoDBWith("INSERT", img("x"))) != fp(dynamoDBWith("INSERT", img("x"))) {
+	if a, b := fp(dynamoDBWith("INSERT", img("x"))), fp(dynamoDBWith("INSERT", img("x"))); a != b {
 		t.Error("DynamoDB: same change, different fingerprints")
 	}
 	if fp(dynamoDBWith("INSERT", img("x"))) == fp(dynamoDBWith("MODIFY", img("x"))) {

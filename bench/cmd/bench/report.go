@@ -81,7 +81,6 @@ type target struct {
 	what, goal, measured string
 	met                  bool
 	known                bool // false: not measured in this run
-	why                  string
 }
 
 func (rep *report) targets() []target {
