@@ -39,6 +39,8 @@ func TestKeyFromBodyField(t *testing.T) {
 			{"an object", `{"idempotency_key":{"a":1}}`, 400, apigw.ProblemInvalidKey},
 			{"not JSON", `amount=100`, 400, apigw.ProblemInvalidKey},
 			{"too long", `{"idempotency_key":"` + strings.Repeat("k", 256) + `"}`, 400, apigw.ProblemInvalidKey},
+			{"named twice", `{"idempotency_key":"k-1","Idempotency_Key":"k-2"}`, 400, apigw.ProblemInvalidKey},
+			{"empty", `{"idempotency_key":""}`, 400, apigw.ProblemMissingKey},
 		}
 		for _, tc := range cases {
 			r, err := k.send(t, a, context.Background(), edit{body: &tc.body, delHeader: []string{"Idempotency-Key"}}, c.handle)
@@ -52,6 +54,13 @@ func TestKeyFromBodyField(t *testing.T) {
 		}
 		if c.runs.Load() != 1 {
 			t.Fatalf("%d runs; refused requests must not run", c.runs.Load())
+		}
+		// Names match as a handler's decoder matches them, and a body above
+		// the canonicalization limit is read as a stream.
+		big := `{"pad":"` + strings.Repeat("x", 100<<10) + `","IDEMPOTENCY_KEY":"k-big","amount":100}`
+		r, err := k.send(t, a, context.Background(), edit{body: &big, delHeader: []string{"Idempotency-Key"}}, c.handle)
+		if err != nil || r.Status != http.StatusCreated || c.runs.Load() != 2 {
+			t.Fatalf("large body with key k-big: %d %.200s, %v after %d runs; want it run", r.Status, r.Body, err, c.runs.Load())
 		}
 	})
 }
@@ -198,6 +207,56 @@ func TestWrapOfANilHandler(t *testing.T) {
 	for name, err := range map[string]error{"v1": v1, "v2": v2, "url": url} {
 		if err == nil || !strings.Contains(err.Error(), "nil handler") {
 			t.Errorf("%s: error = %v; want one naming the nil handler", name, err)
+		}
+	}
+}
+
+// What a fingerprint over chosen fields sees, as a handler decoding the body
+// into a struct would: names match case-insensitively; a chosen name given
+// twice, or a body above the canonicalization limit, is compared by its
+// bytes, so that two bodies the handler reads differently never share a
+// fingerprint.
+func TestFingerprintBodyFieldsFollowsTheDecoder(t *testing.T) {
+	fp := apigw.FingerprintBodyFields("amount", "payee.iban")
+	of := func(body string) string {
+		t.Helper()
+		v, err := fp(context.Background(), &apigw.Request{Body: []byte(body)})
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		s, err := lambdaidem.Fingerprint(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	base := of(`{"amount":100,"payee":{"iban":"DE89"}}`)
+	same := []string{
+		`{"payee":{"iban":"DE89","name":"x"},"amount":100,"sent_at":"now"}`,
+		`{"Amount":100,"PAYEE":{"Iban":"DE89"}}`,
+		` { "amount" : 100 , "payee" : { "iban" : "DE89" } , "list":[{"amount":1}] } `,
+	}
+	for _, b := range same {
+		if of(b) != base {
+			t.Errorf("%s: fingerprint differs; want the same request", b)
+		}
+	}
+	differ := []string{
+		`{"amount":100,"Amount":101,"payee":{"iban":"DE89"}}`, // the handler reads 101
+		`{"amount":101,"amount":100,"payee":{"iban":"DE89"}}`, // exact duplicate: bytes
+		`{"amount":100,"payee":{"iban":"DE89","IBAN":"FR76"}}`,
+		`{"amount":100.0,"payee":{"iban":"DE89"}}`,
+		`{"amount":100,"payee":"DE89"}`,
+		`{"amount":100,"payee":{"iban":"DE89"},"pad":"` + strings.Repeat("x", lambdaidem.MaxCanonicalJSON) + `"}`,
+	}
+	for _, b := range differ {
+		if of(b) == base {
+			t.Errorf("%.80s: same fingerprint; want another", b)
+		}
+	}
+	for _, bad := range []string{`[1]`, `{"amount":`, `{"amount":1} {}`, `"x"`} {
+		if _, err := fp(context.Background(), &apigw.Request{Body: []byte(bad)}); err == nil {
+			t.Errorf("%s: accepted; want a 400 problem", bad)
 		}
 	}
 }

@@ -40,6 +40,9 @@ func serve[Resp any](ctx context.Context, a *Adapter, r *Request, refusal *Probl
 		return h(ctx)
 	}
 	key, present, err := a.opts.Key(ctx, r)
+	if err == nil && len(key) > a.opts.MaxKeyLength {
+		err = fmt.Errorf("the idempotency key is %d bytes long; the limit is %d", len(key), a.opts.MaxKeyLength)
+	}
 	switch {
 	case err != nil:
 		return f.fromResponse(problem(http.StatusBadRequest, ProblemInvalidKey, "Invalid idempotency key", err.Error()).response()), nil
