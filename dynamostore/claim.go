@@ -3,7 +3,6 @@ package dynamostore
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -41,38 +40,7 @@ func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Recor
 // first; SET with if_not_exists does it in the same single conditional
 // write.
 func (s *Store) claimOrTakeOver(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Record, bool, error) {
-	o := &s.opts
-	var e expr
-	inProgress := e.v(str(string(lambdaidem.StatusInProgress)))
-	cond := "attribute_not_exists(" + e.n(o.KeyAttr) + ") OR (" +
-		e.n(o.StatusAttr) + " = " + inProgress + " AND " +
-		e.n(o.InProgressExpirationAttr) + " < " + e.v(num(ceilMilli(c.Now))) + " AND " +
-		e.n(o.ExpirationAttr) + " >= " + e.v(num(ceilSec(c.Now))) + " AND " +
-		"attribute_not_exists(" + e.n(o.ExternalAttr) + "))"
-	set := []string{
-		e.n(o.StatusAttr) + " = " + inProgress,
-		e.n(o.AttemptAttr) + " = " + e.v(str(c.Token)),
-		e.n(o.InProgressExpirationAttr) + " = " + e.v(num(c.LeaseUntil.UnixMilli())),
-		e.n(o.ExpirationAttr) + " = " + e.v(num(c.ExpiresAt.Unix())),
-		e.n(o.CreatedAtAttr) + " = if_not_exists(" + e.n(o.CreatedAtAttr) + ", " + e.v(num(c.Now.UnixMilli())) + ")",
-		e.n(o.AttemptsAttr) + " = if_not_exists(" + e.n(o.AttemptsAttr) + ", " + e.v(num(0)) + ") + " + e.v(num(1)),
-	}
-	remove := []string{e.n(o.DataAttr), e.n(o.CompletedAtAttr)}
-	if c.Fingerprint != "" {
-		set = append(set, e.n(o.ValidationAttr)+" = "+e.v(str(c.Fingerprint)))
-	} else {
-		remove = append(remove, e.n(o.ValidationAttr))
-	}
-	in := &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 s.codec.key(c.Key),
-		UpdateExpression:                    aws.String("SET " + strings.Join(set, ", ") + " REMOVE " + strings.Join(remove, ", ")),
-		ConditionExpression:                 aws.String(cond),
-		ExpressionAttributeNames:            e.names,
-		ExpressionAttributeValues:           e.values,
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
+	in := s.claimInput(c)
 	var out *dynamodb.UpdateItemOutput
 	err := s.single(ctx, "claim", s.opts.ConflictRetries, func() (err error) {
 		out, err = s.client.UpdateItem(ctx, in)
@@ -88,9 +56,46 @@ func (s *Store) claimOrTakeOver(ctx context.Context, c lambdaidem.Claim) (lambda
 	return rec, true, nil
 }
 
+// claimInput is the UpdateItem of a claim or takeover (claimCondition,
+// claimUpdate or, without a fingerprint, claimUpdateUnvalidated).
+func (s *Store) claimInput(c lambdaidem.Claim) *dynamodb.UpdateItemInput {
+	x := s.x.claim
+	values := map[string]types.AttributeValue{
+		":inProgress": str(string(lambdaidem.StatusInProgress)),
+		":nowMs":      num(ceilMilli(c.Now)),
+		":nowSec":     num(ceilSec(c.Now)),
+		":token":      str(c.Token),
+		":lease":      num(c.LeaseUntil.UnixMilli()),
+		":expiration": num(c.ExpiresAt.Unix()),
+		":createdAt":  num(c.Now.UnixMilli()),
+		":zero":       num(0),
+		":one":        num(1),
+	}
+	if c.Fingerprint != "" {
+		values[":fingerprint"] = str(c.Fingerprint)
+	} else {
+		x = s.x.claimUnvalidated
+	}
+	return &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 s.codec.key(c.Key),
+		UpdateExpression:                    aws.String(x.update),
+		ConditionExpression:                 aws.String(x.cond),
+		ExpressionAttributeNames:            x.names,
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
 // claimExpired replaces an expired record with a fresh claim, with one
-// conditional PutItem.
+// conditional PutItem (replaceCondition).
 func (s *Store) claimExpired(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Record, bool, error) {
+	return s.putRecord(ctx, "claim", s.opts.ConflictRetries, c.Key, s.claimExpiredInput(c))
+}
+
+// claimExpiredInput is the PutItem of claimExpired.
+func (s *Store) claimExpiredInput(c lambdaidem.Claim) *dynamodb.PutItemInput {
 	o := &s.opts
 	item := s.codec.key(c.Key)
 	item[o.StatusAttr] = str(string(lambdaidem.StatusInProgress))
@@ -102,9 +107,7 @@ func (s *Store) claimExpired(ctx context.Context, c lambdaidem.Claim) (lambdaide
 	if c.Fingerprint != "" {
 		item[o.ValidationAttr] = str(c.Fingerprint)
 	}
-	var e expr
-	cond := "attribute_not_exists(" + e.n(o.KeyAttr) + ") OR " + e.n(o.ExpirationAttr) + " < " + e.v(num(ceilSec(c.Now)))
-	return s.putRecord(ctx, "claim", s.opts.ConflictRetries, c.Key, item, cond, &e)
+	return s.putInput(item, s.x.replace, map[string]types.AttributeValue{":nowSec": num(ceilSec(c.Now))})
 }
 
 // refused turns the error of a conditional write into the Store result: a

@@ -42,23 +42,22 @@ import (
 // allows (without a deadline, Options.ConflictRetries times), then fails
 // with an error matching lambdaidem.ErrInProgress.
 func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
-	item := s.codec.completed(c)
-	var e expr
-	cond := s.commitCondition(&e, c)
+	put := s.commitInput(c)
 	if len(c.Effects) == 0 {
-		return s.putRecord(ctx, "commit", s.commitRetries(ctx), c.Key, item, cond, &e)
+		return s.putRecord(ctx, "commit", s.commitRetries(ctx), c.Key, put)
 	}
+	item := put.Item
 	effects, actions, err := s.effectItems(c.Key, c.Effects, mapSize(item))
 	if err != nil {
 		return lambdaidem.Record{}, false, err
 	}
 	record := types.TransactWriteItem{Put: &types.Put{
-		TableName:                           aws.String(s.table),
+		TableName:                           put.TableName,
 		Item:                                item,
-		ConditionExpression:                 aws.String(cond),
-		ExpressionAttributeNames:            e.names,
-		ExpressionAttributeValues:           e.values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ConditionExpression:                 put.ConditionExpression,
+		ExpressionAttributeNames:            put.ExpressionAttributeNames,
+		ExpressionAttributeValues:           put.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: put.ReturnValuesOnConditionCheckFailure,
 	}}
 	in := &dynamodb.TransactWriteItemsInput{
 		TransactItems:      append([]types.TransactWriteItem{record}, effects...),
@@ -74,19 +73,28 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 	return s.written("commit", item)
 }
 
-// commitCondition is the record condition of commit c.
-func (s *Store) commitCondition(e *expr, c lambdaidem.Commit) string {
-	o := &s.opts
-	inProgress := e.v(str(string(lambdaidem.StatusInProgress)))
+// commitInput is the record's PutItem of commit c, fenced (fenceCondition)
+// or, in optimistic mode, claiming (optimisticCommitCondition). Commit
+// sends it alone or as the first item of the transaction.
+func (s *Store) commitInput(c lambdaidem.Commit) *dynamodb.PutItemInput {
+	item := s.codec.completed(c)
 	if c.Claim {
-		return "attribute_not_exists(" + e.n(o.KeyAttr) + ") OR " +
-			e.n(o.ExpirationAttr) + " < " + e.v(num(ceilSec(c.Now))) + " OR (" +
-			e.n(o.StatusAttr) + " = " + inProgress + " AND " +
-			e.n(o.InProgressExpirationAttr) + " < " + e.v(num(ceilMilli(c.Now))) + " AND " +
-			"attribute_not_exists(" + e.n(o.ExternalAttr) + "))"
+		return s.putInput(item, s.x.optimisticCommit, map[string]types.AttributeValue{
+			":inProgress": str(string(lambdaidem.StatusInProgress)),
+			":nowMs":      num(ceilMilli(c.Now)),
+			":nowSec":     num(ceilSec(c.Now)),
+		})
 	}
-	return e.n(o.AttemptAttr) + " = " + e.v(str(c.Token)) + " AND " +
-		e.n(o.StatusAttr) + " IN (" + inProgress + ", " + e.v(str(string(lambdaidem.StatusUnknown))) + ")"
+	return s.putInput(item, s.x.commit, fenceValues(c.Token))
+}
+
+// fenceValues are the values of fenceCondition for the attempt token.
+func fenceValues(token string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		":token":      str(token),
+		":inProgress": str(string(lambdaidem.StatusInProgress)),
+		":unknown":    str(string(lambdaidem.StatusUnknown)),
+	}
 }
 
 // requestToken is the commit's ClientRequestToken (at most 36 characters):
@@ -103,19 +111,23 @@ func (s *Store) requestToken(c lambdaidem.Commit) string {
 	return hex.EncodeToString(h.Sum(nil))[:36]
 }
 
-// putRecord writes a whole record item with one conditional PutItem that
-// asks for the old item on a failed condition, retrying a transaction
-// conflict at most retries times (see [Store.retryConflicts]). A failed
-// condition returns the current record and false; see [Store.refused].
-func (s *Store) putRecord(ctx context.Context, op string, retries int, key string, item map[string]types.AttributeValue, cond string, e *expr) (lambdaidem.Record, bool, error) {
-	in := &dynamodb.PutItemInput{
+// putInput is a conditional PutItem of a whole record item that asks for
+// the old item on a failed condition.
+func (s *Store) putInput(item map[string]types.AttributeValue, x expression, values map[string]types.AttributeValue) *dynamodb.PutItemInput {
+	return &dynamodb.PutItemInput{
 		TableName:                           aws.String(s.table),
 		Item:                                item,
-		ConditionExpression:                 aws.String(cond),
-		ExpressionAttributeNames:            e.names,
-		ExpressionAttributeValues:           e.values,
+		ConditionExpression:                 aws.String(x.cond),
+		ExpressionAttributeNames:            x.names,
+		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
+}
+
+// putRecord sends in, a [Store.putInput], retrying a transaction conflict
+// at most retries times (see [Store.retryConflicts]). A failed condition
+// returns the current record and false; see [Store.refused].
+func (s *Store) putRecord(ctx context.Context, op string, retries int, key string, in *dynamodb.PutItemInput) (lambdaidem.Record, bool, error) {
 	err := s.single(ctx, op, retries, func() error {
 		_, err := s.client.PutItem(ctx, in)
 		return err
@@ -123,7 +135,7 @@ func (s *Store) putRecord(ctx context.Context, op string, retries int, key strin
 	if err != nil {
 		return s.refused(ctx, op, key, err)
 	}
-	return s.written(op, item)
+	return s.written(op, in.Item)
 }
 
 // written is the record a successful write of item left.

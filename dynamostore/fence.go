@@ -12,21 +12,11 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
-// Release deletes the record with one conditional DeleteItem, fenced: only
-// while it is in progress or unknown and owned by f.Token. It returns
-// false, and no error, when the condition fails.
+// Release deletes the record with one conditional DeleteItem, fenced
+// (fenceCondition): only while it is in progress or unknown and owned by
+// f.Token. It returns false, and no error, when the condition fails.
 func (s *Store) Release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
-	o := &s.opts
-	var e expr
-	cond := e.n(o.AttemptAttr) + " = " + e.v(str(f.Token)) + " AND " + e.n(o.StatusAttr) + " IN (" +
-		e.v(str(string(lambdaidem.StatusInProgress))) + ", " + e.v(str(string(lambdaidem.StatusUnknown))) + ")"
-	in := &dynamodb.DeleteItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       s.codec.key(f.Key),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
-	}
+	in := s.releaseInput(f)
 	err := s.single(ctx, "release", s.opts.ConflictRetries, func() error {
 		_, err := s.client.DeleteItem(ctx, in)
 		return err
@@ -34,23 +24,23 @@ func (s *Store) Release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
 	return fenced("release", err)
 }
 
-// MarkExternal sets the record's external-effect mark with one
-// conditional UpdateItem, fenced on f.Token while the record is in
-// progress. It returns false, and no error, when the condition fails.
-func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, error) {
-	o := &s.opts
-	var e expr
-	cond := e.n(o.AttemptAttr) + " = " + e.v(str(f.Token)) + " AND " +
-		e.n(o.StatusAttr) + " = " + e.v(str(string(lambdaidem.StatusInProgress)))
-	update := "SET " + e.n(o.ExternalAttr) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: true})
-	in := &dynamodb.UpdateItemInput{
+// releaseInput is the DeleteItem of Release.
+func (s *Store) releaseInput(f lambdaidem.Fence) *dynamodb.DeleteItemInput {
+	return &dynamodb.DeleteItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       s.codec.key(f.Key),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
+		ConditionExpression:       aws.String(s.x.release.cond),
+		ExpressionAttributeNames:  s.x.release.names,
+		ExpressionAttributeValues: fenceValues(f.Token),
 	}
+}
+
+// MarkExternal sets the record's external-effect mark with one
+// conditional UpdateItem (markExternalUpdate), fenced on f.Token while the
+// record is in progress (runningCondition). It returns false, and no error,
+// when the condition fails.
+func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, error) {
+	in := s.markExternalInput(f)
 	err := s.single(ctx, "mark external", s.opts.ConflictRetries, func() error {
 		_, err := s.client.UpdateItem(ctx, in)
 		return err
@@ -59,28 +49,45 @@ func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, err
 }
 
 // MarkUnknown moves the record from in progress to unknown and sets its
-// expiration to expiresAt, with one conditional UpdateItem fenced on
-// f.Token. It returns false, and no error, when the condition fails.
+// expiration to expiresAt, with one conditional UpdateItem
+// (markUnknownUpdate) fenced on f.Token while the record is in progress
+// (runningCondition). It returns false, and no error, when the condition
+// fails.
 func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence, expiresAt time.Time) (bool, error) {
-	o := &s.opts
-	var e expr
-	cond := e.n(o.AttemptAttr) + " = " + e.v(str(f.Token)) + " AND " +
-		e.n(o.StatusAttr) + " = " + e.v(str(string(lambdaidem.StatusInProgress)))
-	update := "SET " + e.n(o.StatusAttr) + " = " + e.v(str(string(lambdaidem.StatusUnknown))) + ", " +
-		e.n(o.ExpirationAttr) + " = " + e.v(num(expiresAt.Unix()))
-	in := &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       s.codec.key(f.Key),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
-	}
+	in := s.markUnknownInput(f, expiresAt)
 	err := s.single(ctx, "mark unknown", s.opts.ConflictRetries, func() error {
 		_, err := s.client.UpdateItem(ctx, in)
 		return err
 	})
 	return fenced("mark unknown", err)
+}
+
+// markExternalInput is the UpdateItem of MarkExternal.
+func (s *Store) markExternalInput(f lambdaidem.Fence) *dynamodb.UpdateItemInput {
+	return s.markInput(f, s.x.markExternal, map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}})
+}
+
+// markUnknownInput is the UpdateItem of MarkUnknown.
+func (s *Store) markUnknownInput(f lambdaidem.Fence, expiresAt time.Time) *dynamodb.UpdateItemInput {
+	return s.markInput(f, s.x.markUnknown, map[string]types.AttributeValue{
+		":unknown":    str(string(lambdaidem.StatusUnknown)),
+		":expiration": num(expiresAt.Unix()),
+	})
+}
+
+// markInput is the UpdateItem of a mark: x (runningCondition and the mark's
+// update) with the fence's values and the update's own.
+func (s *Store) markInput(f lambdaidem.Fence, x expression, values map[string]types.AttributeValue) *dynamodb.UpdateItemInput {
+	values[":token"] = str(f.Token)
+	values[":inProgress"] = str(string(lambdaidem.StatusInProgress))
+	return &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       s.codec.key(f.Key),
+		UpdateExpression:          aws.String(x.update),
+		ConditionExpression:       aws.String(x.cond),
+		ExpressionAttributeNames:  x.names,
+		ExpressionAttributeValues: values,
+	}
 }
 
 // fenced is the result of a fenced write that returns no record.

@@ -64,6 +64,7 @@ type Records struct {
 	table  string
 	opts   Options
 	codec  codec
+	x      expressions
 }
 
 // NewRecords returns Records over the table named table with the options
@@ -85,6 +86,7 @@ func NewRecords(client RecordsClient, table string, optFns ...func(*Options)) (*
 	}
 	r := &Records{client: client, table: table, opts: o}
 	r.codec = codec{opts: &r.opts}
+	r.x = newExpressions(&r.opts)
 	return r, nil
 }
 
@@ -269,8 +271,8 @@ func (r *Records) scanSegment(ctx context.Context, seg, segments int, pageSize i
 		in.Limit = aws.Int32(pageSize)
 	}
 	if r.opts.SortKeyAttr != "" {
-		in.FilterExpression = aws.String(CurrentRecordsFilter)
-		in.ExpressionAttributeNames = map[string]string{"#sk": r.opts.SortKeyAttr}
+		in.FilterExpression = aws.String(r.x.currentRecords.cond)
+		in.ExpressionAttributeNames = r.x.currentRecords.names
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":sk": str(r.opts.SortKeyValue)}
 	}
 	for {
@@ -370,8 +372,8 @@ func (r *Records) Resolve(ctx context.Context, rec lambdaidem.Record, res Resolu
 	_, err := r.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                 aws.String(r.table),
 		Item:                      item,
-		ConditionExpression:       aws.String(UnchangedCondition),
-		ExpressionAttributeNames:  unchangedNames(&r.opts),
+		ConditionExpression:       aws.String(r.x.unchanged.cond),
+		ExpressionAttributeNames:  r.x.unchanged.names,
 		ExpressionAttributeValues: unchangedValues(rec),
 	})
 	return r.unchanged("resolve", rec.Key, err)
@@ -393,8 +395,8 @@ func (r *Records) deleteUnchanged(ctx context.Context, op string, rec lambdaidem
 	_, err := r.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                 aws.String(r.table),
 		Key:                       r.codec.key(rec.Key),
-		ConditionExpression:       aws.String(UnchangedCondition),
-		ExpressionAttributeNames:  unchangedNames(&r.opts),
+		ConditionExpression:       aws.String(r.x.unchanged.cond),
+		ExpressionAttributeNames:  r.x.unchanged.names,
 		ExpressionAttributeValues: unchangedValues(rec),
 	})
 	return r.unchanged(op, rec.Key, err)

@@ -6,8 +6,9 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
-// The expressions of [Records], with fixed placeholders. The names map
-// (recordNames) binds each #name to the attribute the Options give it.
+// The expressions of [Records], with fixed placeholders; the names map
+// binds each #name to the attribute the Options give it (see
+// expressions.go, where the store's own expressions are).
 const (
 	// UnchangedCondition fences an operator's write on the record as it was
 	// read: the same owner token, status and expiration, and the same lease,
@@ -27,18 +28,6 @@ const (
 	// the records' static sort key value.
 	CurrentRecordsFilter = "#sk = :sk"
 )
-
-// unchangedNames are the names UnchangedCondition uses, bound to o.
-func unchangedNames(o *Options) map[string]string {
-	return map[string]string{
-		"#status":     o.StatusAttr,
-		"#attempt":    o.AttemptAttr,
-		"#expiration": o.ExpirationAttr,
-		"#lease":      o.InProgressExpirationAttr,
-		"#external":   o.ExternalAttr,
-		"#attempts":   o.AttemptsAttr,
-	}
-}
 
 // unchangedValues are the values UnchangedCondition compares with: those
 // of the record r as read. An attribute r did not have gets a value no

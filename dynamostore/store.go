@@ -29,6 +29,7 @@ type Store struct {
 	table  string
 	opts   Options
 	codec  codec
+	x      expressions
 }
 
 var _ lambdaidem.Store = (*Store)(nil)
@@ -54,6 +55,7 @@ func New(client Client, table string, optFns ...func(*Options)) (*Store, error) 
 	}
 	s := &Store{client: client, table: table, opts: o}
 	s.codec = codec{opts: &s.opts}
+	s.x = newExpressions(&s.opts)
 	return s, nil
 }
 
