@@ -52,6 +52,15 @@ type Options struct {
 	// until the record expires.
 	Reconcile func(context.Context, events.SQSMessage, lambdaidem.Unknown) (bool, error)
 
+	// ConditionFailed, if set, decides what becomes of a message whose
+	// staged writes a business condition refused at commit (see
+	// lambdaidem.ErrConditionFailed; err reaches the store's typed error):
+	// true acknowledges it, as a success, so that SQS deletes it; false
+	// reports it as a batch item failure. Nothing was written either way.
+	// Default: a batch item failure, redelivered until the queue's redrive
+	// policy moves it to the dead-letter queue.
+	ConditionFailed func(ctx context.Context, m events.SQSMessage, err error) bool
+
 	// Logger receives one line per failed, refused or skipped message, with
 	// the message id and the record key (a hash, never the raw key); bodies
 	// are never logged. A handler's failure or panic and a store failure are

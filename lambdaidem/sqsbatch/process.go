@@ -31,6 +31,10 @@ func (w *wrapper) process(ctx context.Context, it *item, locks *keyLocks) {
 		w.log(ctx, slog.LevelDebug, "message processed", it)
 		return
 	}
+	if errors.Is(err, lambdaidem.ErrConditionFailed) && w.opts.ConditionFailed != nil && w.opts.ConditionFailed(ctx, *it.msg, err) {
+		w.log(ctx, slog.LevelInfo, "a business condition of the staged writes failed; acknowledged by ConditionFailed, nothing written", it, slog.Any("error", err))
+		return
+	}
 	it.failed = true
 	level, what := classify(err)
 	w.log(ctx, level, what, it, slog.Any("error", err))
