@@ -36,6 +36,15 @@ type Options struct {
 	// until its idempotency record expires.
 	Reconcile func(context.Context, Record, lambdaidem.Unknown) (bool, error)
 
+	// ConditionFailed, if set, decides what becomes of a record whose
+	// staged writes a business condition refused at commit (see
+	// lambdaidem.ErrConditionFailed; err reaches the store's typed error):
+	// true counts it as processed, so that the shard goes on past it;
+	// false reports it, so that Lambda retries the shard from it. Nothing
+	// was written either way. Default: reported, until the event source
+	// mapping's retry settings give up on it.
+	ConditionFailed func(ctx context.Context, r Record, err error) bool
+
 	// Logger receives one line per failed, refused or skipped record, with
 	// its event id, sequence number and record key (a hash, never the raw
 	// key); record data is never logged. A handler's failure or panic and a

@@ -53,6 +53,10 @@ func (a *Adapter) process(ctx context.Context, it *item) (failed bool) {
 		a.log(ctx, slog.LevelDebug, "record processed", it)
 		return false
 	}
+	if errors.Is(err, lambdaidem.ErrConditionFailed) && a.opts.ConditionFailed != nil && a.opts.ConditionFailed(ctx, it.rec, err) {
+		a.log(ctx, slog.LevelInfo, "a business condition of the staged writes failed; passed by ConditionFailed, nothing written", it, slog.Any("error", err))
+		return false
+	}
 	level, what := classify(err)
 	a.log(ctx, level, what, it, slog.Any("error", err))
 	return true
