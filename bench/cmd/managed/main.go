@@ -12,10 +12,10 @@
 //
 // The DynamoDB endpoint (minidyn behind the ddbtest module's fidelity proxy)
 // runs in a child process, so that the CPU and the heap measured are the
-// Lambda process's alone. Run it from the repository root:
+// Lambda process's alone. Run it in the bench module (make bench-managed):
 //
-//	go run ./bench/cmd/managed            # both parts
-//	go run ./bench/cmd/managed -skip soak # the bench part only
+//	cd bench && go run ./cmd/managed -out RESULTS.md -chart soak.png
+//	cd bench && go run ./cmd/managed -skip soak -out RESULTS.md # the bench part; the last soak is kept
 //
 // Everything listens on 127.0.0.1 and every loop is bounded.
 package main
@@ -53,8 +53,8 @@ func main() {
 	flag.IntVar(&c.requests, "requests", 20, "requests per invocation slot and scenario")
 	flag.DurationVar(&c.soak, "soak", 10*time.Minute, "soak duration")
 	flag.DurationVar(&c.sample, "sample", 5*time.Second, "soak sampling interval")
-	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "results file; the Managed Instances section is replaced")
-	flag.StringVar(&c.chart, "chart", "bench/soak.png", "soak chart (PNG)")
+	flag.StringVar(&c.out, "out", "RESULTS.md", "results file; the Managed Instances section is replaced")
+	flag.StringVar(&c.chart, "chart", "soak.png", "soak chart (PNG), beside the results file")
 	flag.StringVar(&skip, "skip", "", "parts to skip: bench, soak")
 	flag.Parse()
 	c.skip = map[string]bool{}

@@ -69,7 +69,7 @@ func (r *results) markdown(chartFile string) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("%s\n## Lambda Managed Instances: one process, %d concurrent invocations\n\n", sectionBegin, c.concurrency)
-	p("`go run ./bench/cmd/managed` (`make bench-managed`), %s, Go %s, %d CPUs (shared). DynamoDB: minidyn behind the ddbtest fidelity proxy, in a child process, %v added to every call; ",
+	p("`make bench-managed` (`cd bench && go run ./cmd/managed`), %s, Go %s, %d CPUs (shared). DynamoDB: minidyn behind the ddbtest fidelity proxy, in a child process, %v added to every call; ",
 		r.started.UTC().Format("2006-01-02 15:04 MST"), strings.TrimPrefix(runtime.Version(), "go"), runtime.NumCPU(), c.latency)
 	p("load average %s at start, %s at end (other engineers' builds shared the machine); ", r.loadStart, r.loadEnd)
 	p("one Guard serves every invocation; the tables are sharded %d ways, one emulator and proxy per shard (the proxy serves one request at a time and the emulator copies a whole table per transaction; DynamoDB does neither for writes to different items). CPU is the Lambda process's own (getrusage), the endpoint's excluded. All figures from one run.\n\n", shards)
