@@ -166,8 +166,8 @@ func NewStreamSource(scope constructs.Construct, id string, props StreamSourcePr
 	if _, err := p.Table.checkBind(p.Function, p.TTL); err != nil {
 		return nil, err
 	}
-	if scope == nil || id == "" || scope.Node().TryFindChild(jsii.String(id)) != nil {
-		return nil, fmt.Errorf("%w: NewStreamSource needs a scope and an id not used in it yet (got %q)", ErrInvalidProps, id)
+	if err := checkID(scope, id); err != nil {
+		return nil, err
 	}
 
 	c := constructs.NewConstruct(scope, jsii.String(id))
