@@ -43,14 +43,7 @@ func resolveCmd(ctx context.Context, args []string, s streams, e env) error {
 	} else if *outcome != "" || *outcomeFile != "" || *errType != "" || *errMessage != "" {
 		return usagef("--not-done takes no outcome")
 	}
-	if err := dynamostore.CheckRecordKey(rest[0]); err != nil {
-		return err
-	}
-	r, err := t.open(ctx, e)
-	if err != nil {
-		return err
-	}
-	rec, err := readAt(ctx, r, rest[0], *rev)
+	r, rec, err := openRecord(ctx, &t, e, rest[0], *rev)
 	if err != nil {
 		return err
 	}
@@ -104,16 +97,24 @@ func outcomeFlags(value, file, errType, errMessage string) ([]byte, error) {
 	return b, nil
 }
 
-// readAt reads the record and, given a revision, refuses another one.
-func readAt(ctx context.Context, r *dynamostore.Records, key, rev string) (lambdaidem.Record, error) {
+// openRecord checks a record key, opens the table and reads the record;
+// given a revision, it refuses a record at another one.
+func openRecord(ctx context.Context, t *tableFlags, e env, key, rev string) (*dynamostore.Records, lambdaidem.Record, error) {
+	if err := dynamostore.CheckRecordKey(key); err != nil {
+		return nil, lambdaidem.Record{}, err
+	}
+	r, err := t.open(ctx, e)
+	if err != nil {
+		return nil, lambdaidem.Record{}, err
+	}
 	rec, err := r.Read(ctx, key)
 	if err != nil {
-		return rec, err
+		return nil, rec, err
 	}
 	if rev != "" && revision(rec) != rev {
-		return rec, fmt.Errorf("%w: %s is at revision %s, not %s: show it again", dynamostore.ErrRecordChanged, key, revision(rec), rev)
+		return nil, rec, fmt.Errorf("%w: %s is at revision %s, not %s: show it again", dynamostore.ErrRecordChanged, key, revision(rec), rev)
 	}
-	return rec, nil
+	return r, rec, nil
 }
 
 // forgetCmd deletes a record after confirmation, fenced on what it read.
@@ -127,14 +128,7 @@ func forgetCmd(ctx context.Context, args []string, s streams, e env) error {
 	if err != nil {
 		return err
 	}
-	if err := dynamostore.CheckRecordKey(rest[0]); err != nil {
-		return err
-	}
-	r, err := t.open(ctx, e)
-	if err != nil {
-		return err
-	}
-	rec, err := readAt(ctx, r, rest[0], *rev)
+	r, rec, err := openRecord(ctx, &t, e, rest[0], *rev)
 	if err != nil {
 		return err
 	}

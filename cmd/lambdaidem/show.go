@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -25,14 +24,7 @@ func showCmd(ctx context.Context, args []string, s streams, e env) error {
 	if err != nil {
 		return err
 	}
-	if err := dynamostore.CheckRecordKey(rest[0]); err != nil {
-		return err
-	}
-	r, err := t.open(ctx, e)
-	if err != nil {
-		return err
-	}
-	rec, err := r.Read(ctx, rest[0])
+	_, rec, err := openRecord(ctx, &t, e, rest[0], "")
 	if err != nil {
 		return err
 	}
