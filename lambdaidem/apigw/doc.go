@@ -16,7 +16,7 @@
 // reuses it for every retry of that POST. The first request runs the
 // handler; if its response is a decided outcome (2xx, 402, 409, …; see
 // [DecidedStatus]) it is stored, committed in one transaction with any
-// DynamoDB writes the handler staged with dynamostore.Put. Every retry gets
+// DynamoDB writes the handler staged with dynamostore.Stage. Every retry gets
 // the same status, headers and body, with "Idempotent-Replayed: true".
 //
 //	condition                                  response

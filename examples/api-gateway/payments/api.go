@@ -35,7 +35,7 @@ type API struct {
 
 // New returns the API over the payments table, with POSTs made idempotent
 // by guard, whose store must be a dynamostore.Store (the payment is staged
-// with dynamostore.Put). It returns an error if an argument is missing or
+// with dynamostore.Stage). It returns an error if an argument is missing or
 // an option is invalid.
 func New(guard *lambdaidem.Guard, db DB, table string, optFns ...func(*Options)) (*API, error) {
 	if db == nil || table == "" {

@@ -6,7 +6,7 @@
 //	GET  /payments/{id}  → 200 and the payment, or 404
 //
 // A POST is made idempotent by lambdaidem/apigw: the payment item is staged
-// with dynamostore.Put and written in the same DynamoDB transaction as the
+// with dynamostore.Stage and written in the same DynamoDB transaction as the
 // idempotency record, so there is never a payment without its record nor a
 // record without its payment, and every retry with the same key gets the
 // same 201. An invalid request gets 400 application/problem+json and is not

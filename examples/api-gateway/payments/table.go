@@ -14,7 +14,7 @@ import (
 )
 
 // DB is the part of the DynamoDB API the handler calls itself;
-// *dynamodb.Client satisfies it. Writes go through dynamostore.Put, in the
+// *dynamodb.Client satisfies it. Writes go through dynamostore.Stage, in the
 // idempotency store's transaction.
 type DB interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
