@@ -41,9 +41,9 @@
 //
 // A [Guard] holds a [Store] and [Options]. A [Wrapper] (from [NewWrapper],
 // which validates a [Spec]) adapts a handler of any event type and keeps its
-// signature; [Do] is the same machinery for
-// adapters that compute the key and fingerprint themselves (see the apigw
-// and sqsbatch packages). Inside a handler, [AttemptFrom] gives the stable
+// signature; [Do] is the same machinery for adapters that compute the key
+// and fingerprint themselves (see the apigw, sqsbatch and streambatch
+// packages). Inside a handler, [AttemptFrom] gives the stable
 // [Attempt.OperationKey] for downstream APIs and [Attempt.BeginExternal] to
 // declare an effect outside the store's transaction.
 package lambdaidem

@@ -9,7 +9,7 @@
 // rest of the library module, needs no KMS SDK: the kmsseal module adapts
 // an aws-sdk-go-v2 KMS client to it.
 //
-//	keys := kmsseal.New(kms.NewFromConfig(cfg), os.Getenv("OUTCOME_KEY_ARN"))
+//	keys, err := kmsseal.New(kms.NewFromConfig(cfg), os.Getenv("OUTCOME_KEY_ARN"))
 //	sealer, err := seal.New(keys)
 //	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.Sealer = sealer })
 //
