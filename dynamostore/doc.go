@@ -45,11 +45,12 @@
 //	expiration              N  Unix seconds: the TTL attribute
 //	in_progress_expiration  N  Unix milliseconds: the lease
 //	validation              S  the request fingerprint
-//	data                    S  the outcome (JSON)
+//	data                    S  the outcome (JSON); B when stored gzip-compressed or sealed
 //	attempt                 S  the owner's attempt token (fencing)
 //	attempts                N  claims seen
 //	created_at, completed_at N Unix milliseconds
 //	external                BOOL an external effect began: never taken over
+//	renewed_at              N  Unix milliseconds: the owner's last lease renewal
 //
 // # Errors
 //

@@ -108,7 +108,7 @@ func (s *Store) effectItems(key string, effects []any, recordSize int) ([]types.
 			}
 			items[i] = *v
 		default:
-			return nil, nil, reject("effect %d is a %T; stage writes with dynamostore.Put, Update, Delete or ConditionCheck", i, eff)
+			return nil, nil, reject("effect %d is a %T; stage a types.Put, Update, Delete or ConditionCheck with dynamostore.Stage", i, eff)
 		}
 		a, err := describe(items[i])
 		if err != nil {

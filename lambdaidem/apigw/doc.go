@@ -30,6 +30,7 @@
 //	handler 4xx "never executed" (400, 404, …) returned once, not stored, key released
 //	handler 5xx or error                       returned once, not stored, key released
 //	store unavailable                          503 problem+json (fail closed)
+//	business condition failed at commit        409 problem+json (see Options.ConditionFailed), key released
 //	authorizer shown, no caller identified     500 problem+json, one error log line
 //
 // Tenants fail closed. An event that shows an authorizer (JWT, Lambda, IAM,
