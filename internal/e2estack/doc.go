@@ -19,7 +19,11 @@
 //     [Hold] in front of it that can stall chosen requests;
 //   - [StartSQS] serves goaws, an SQS-compatible endpoint speaking the query
 //     protocol, and [NewSQSClient] builds an SDK client for it;
-//   - [Poller] behaves like Lambda's SQS event source mapping.
+//   - [Poller] behaves like Lambda's SQS event source mapping;
+//   - [NewStream] and [NewDynamoDBStream] stand in for a Kinesis data stream
+//     and a DynamoDB stream (shards, sequence numbers, retention), and a
+//     [StreamPoller] behaves like Lambda's event source mapping for them
+//     (in order per shard, ReportBatchItemFailures, retries, bisection).
 //
 // The LocalStack target reads its endpoints from the CDK stack outputs: see
 // [Config] and [ReadOutputs].
