@@ -113,6 +113,7 @@ func run(ctx context.Context, c config) error {
 	if err := os.Chdir(c.root); err != nil {
 		return err
 	}
+	c.root = "." // every path below is relative to the repository root
 	started := time.Now()
 	rep := &report{env: describeMachine(ctx, c), started: started}
 
