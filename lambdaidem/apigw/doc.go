@@ -73,5 +73,6 @@
 // the retrying origin, this request's id) is added by Options.OnReplay.
 //
 // Refusals are RFC 9457 problem details whose type URIs are the Problem
-// constants, documented in problems.md.
+// constants; each URI is the page that documents its type (problems.md in
+// this package's folder).
 package apigw

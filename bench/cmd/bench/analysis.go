@@ -28,7 +28,7 @@ func (rep *report) analysis() []string {
 		notes = append(notes, fmt.Sprintf("**Optimistic vs bare (%s).** Both make one call; the optimistic first request is %.2f ms slower at p50. "+
 			"A plain Go `TransactWriteItems` shaped like the commit (conditional record Put with `ALL_OLD`, business Put, `ClientRequestToken`) costs %.2f ms more than a `GetItem` on this endpoint in the same run, and the wrapper's own CPU is about %s (part 2): "+
 			"the gap is the price of a transaction on this endpoint (the emulator's transaction path, and the fidelity proxy, which parses and canonicalizes every transaction for its token and reads the old item of each action asking for `ALL_OLD` before applying it), not lambdaidem's code. "+
-			"Real DynamoDB also charges a transaction more than a single write (two-phase, 2 WCU per KB). Nothing in the wrapper closes this: the transaction is the design's atomic boundary (DESIGN §2.1); a handler that stages nothing could commit with a single conditional `PutItem` instead, a core/store change worth having.",
+			"Real DynamoDB also charges a transaction more than a single write (two-phase, 2 WCU per KB). Nothing in the wrapper closes this: the transaction is the design's atomic boundary; a handler that stages nothing could commit with a single conditional `PutItem` instead, a core/store change worth having.",
 			verdict, gap, tx, cpu))
 	}
 	if dup, _, ok := rep.roundtrip.find(lat5, phaseDuplicate, scOptimistic); ok {
