@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Item sizes as DynamoDB computes them for capacity (DynamoDB developer
@@ -140,4 +142,67 @@ func numberSize(s string) (int, error) {
 	}
 	significant := len(strings.Trim(digits, "0"))
 	return (significant+1)/2 + 1, nil
+}
+
+// ItemSize returns the size in bytes of item as DynamoDB computes it for
+// capacity ("DynamoDB item sizes and formats"; the rules above): what a
+// write of it costs is one write unit per started 1,024 bytes. A Number
+// that is not one counts as its text.
+func ItemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name) + attributeSize(v)
+	}
+	return n
+}
+
+func attributeSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return sdkNumberSize(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += attributeSize(e) + 1
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for name, e := range v.Value {
+			n += len(name) + attributeSize(e) + 1
+		}
+		return n
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, e := range v.Value {
+			n += len(e)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		n := 0
+		for _, e := range v.Value {
+			n += sdkNumberSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberBS:
+		n := 0
+		for _, e := range v.Value {
+			n += len(e)
+		}
+		return n
+	}
+	return 0
+}
+
+func sdkNumberSize(s string) int {
+	if n, err := numberSize(s); err == nil {
+		return n
+	}
+	return len(s)
 }

@@ -3,6 +3,8 @@ package ddbtest
 import (
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // The rules of "DynamoDB item sizes and formats" (CapacityUnitCalculations),
@@ -85,5 +87,32 @@ func TestUnitsFollowTheDeveloperGuidesExamples(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// ItemSize over the SDK's types agrees with the wire form, rule by rule.
+func TestItemSizeOfSDKItems(t *testing.T) {
+	item := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "abc"},
+		"n":  &types.AttributeValueMemberN{Value: "000120.500"},
+		"b":  &types.AttributeValueMemberB{Value: []byte{0, 1, 2, 3, 4}},
+		"ok": &types.AttributeValueMemberBOOL{Value: true},
+		"z":  &types.AttributeValueMemberNULL{Value: true},
+		"l":  &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "ab"}, &types.AttributeValueMemberBOOL{}}},
+		"m":  &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberS{Value: "ab"}}},
+		"ss": &types.AttributeValueMemberSS{Value: []string{"a", "bcd"}},
+		"ns": &types.AttributeValueMemberNS{Value: []string{"1", "22"}},
+		"bs": &types.AttributeValueMemberBS{Value: [][]byte{{0}, {0, 1}}},
+		"é日": &types.AttributeValueMemberS{Value: "x"},
+	}
+	wire := `{"pk":{"S":"abc"},"n":{"N":"000120.500"},"b":{"B":"AAECAwQ="},"ok":{"BOOL":true},"z":{"NULL":true},` +
+		`"l":{"L":[{"S":"ab"},{"BOOL":false}]},"m":{"M":{"k":{"S":"ab"}}},"ss":{"SS":["a","bcd"]},"ns":{"NS":["1","22"]},` +
+		`"bs":{"BS":["AA==","AAE="]},"é日":{"S":"x"}}`
+	want, err := itemSize([]byte(wire))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ItemSize(item); got != want || got == 0 {
+		t.Fatalf("ItemSize = %d; the wire form sizes %d", got, want)
 	}
 }

@@ -3,15 +3,16 @@ package micro
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/lambdaidem/lambdaidem/bench/payload"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
 )
 
-// Payment is the benchmark event: a payment request whose Note pads the
-// JSON encoding to the payload size.
+// Payment is the benchmark event: a payment request whose Note (order
+// lines as text, see bench/payload: it compresses about as JSON does)
+// pads the JSON encoding to the payload size.
 type Payment struct {
 	ID       string `json:"id"`
 	Amount   int64  `json:"amount"`
@@ -38,7 +39,7 @@ func sizes() []size { return []size{{"1KB", 1 << 10}, {"64KB", 64 << 10}} }
 // payment returns an event whose JSON encoding is about n bytes.
 func payment(id string, n int) Payment {
 	const overhead = len(`{"id":"","amount":4200,"currency":"EUR","note":""}`)
-	return Payment{ID: id, Amount: 4200, Currency: "EUR", Note: strings.Repeat("x", max(0, n-overhead-len(id)))}
+	return Payment{ID: id, Amount: 4200, Currency: "EUR", Note: payload.Text(1, max(0, n-overhead-len(id)))}
 }
 
 const businessValue = `{"status":"captured"}`
@@ -67,13 +68,13 @@ func spec() lambdaidem.Spec[Payment, Receipt] {
 	}
 }
 
-func wrapped(b *testing.B, mode lambdaidem.Mode, cacheSize int) (func(context.Context, Payment) (Receipt, error), *memstore.Store) {
+func wrapped(b *testing.B, mode lambdaidem.Mode, cacheSize int, optFns ...func(*lambdaidem.Options)) (func(context.Context, Payment) (Receipt, error), *memstore.Store) {
 	b.Helper()
 	store := memstore.New()
-	g, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
+	g, err := lambdaidem.New(store, append([]func(*lambdaidem.Options){func(o *lambdaidem.Options) {
 		o.Mode = mode
 		o.CacheSize = cacheSize
-	})
+	}}, optFns...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,25 +114,39 @@ func BenchmarkBare(b *testing.B) {
 	}
 }
 
+// uncompressed turns outcome compression off, for the rows that show what
+// it costs.
+func uncompressed(o *lambdaidem.Options) { o.NoCompression = true }
+
 // BenchmarkFirst is a first request: key, fingerprint, claim (claim-first
-// only), handler, staging, outcome encoding and commit.
+// only), handler, staging, outcome encoding (and compression) and commit.
+// The "uncompressed" rows are claim-first with NoCompression.
 func BenchmarkFirst(b *testing.B) {
-	for _, mode := range []lambdaidem.Mode{lambdaidem.ClaimFirst, lambdaidem.Optimistic} {
+	for _, c := range []struct {
+		name string
+		mode lambdaidem.Mode
+		opts []func(*lambdaidem.Options)
+	}{
+		{lambdaidem.ClaimFirst.String(), lambdaidem.ClaimFirst, nil},
+		{lambdaidem.Optimistic.String(), lambdaidem.Optimistic, nil},
+		{lambdaidem.ClaimFirst.String() + "-uncompressed", lambdaidem.ClaimFirst, []func(*lambdaidem.Options){uncompressed}},
+	} {
+		mode := c.mode
 		for _, sz := range sizes() {
-			b.Run(mode.String()+"/"+sz.name, func(b *testing.B) {
+			b.Run(c.name+"/"+sz.name, func(b *testing.B) {
 				keys := ids(resetEvery)
 				events := make([]Payment, len(keys))
 				for i, k := range keys {
 					events[i] = payment(k, sz.n)
 				}
-				h, _ := wrapped(b, mode, 0)
+				h, _ := wrapped(b, mode, 0, c.opts...)
 				ctx := context.Background()
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
 					if i == len(events) {
 						b.StopTimer()
-						h, _ = wrapped(b, mode, 0)
+						h, _ = wrapped(b, mode, 0, c.opts...)
 						i = 0
 						b.StartTimer()
 					}
@@ -151,10 +166,11 @@ func BenchmarkReplay(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		cache int
-	}{{"store", 0}, {"cache", 64}} {
+		opts  []func(*lambdaidem.Options)
+	}{{"store", 0, nil}, {"cache", 64, nil}, {"store-uncompressed", 0, []func(*lambdaidem.Options){uncompressed}}} {
 		for _, sz := range sizes() {
 			b.Run(c.name+"/"+sz.name, func(b *testing.B) {
-				h, _ := wrapped(b, lambdaidem.ClaimFirst, c.cache)
+				h, _ := wrapped(b, lambdaidem.ClaimFirst, c.cache, c.opts...)
 				ctx := context.Background()
 				ev := payment("pay-0", sz.n)
 				if _, err := h(ctx, ev); err != nil {

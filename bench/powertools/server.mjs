@@ -67,10 +67,13 @@ const businessHandler = async (event, _context) => {
         pk: { S: `payment#${event.id}` },
         amount: { N: String(event.amount) },
         currency: { S: event.currency },
+        ...(event.memo ? { memo: { S: event.memo } } : {}),
       },
     }),
   );
-  return { id: event.id, status: 'captured', amount: event.amount };
+  // lines (set by the capacity part) size the stored outcome; memo sizes the
+  // business item, as on the Go side.
+  return { id: event.id, status: 'captured', amount: event.amount, ...(event.lines ? { lines: event.lines } : {}) };
 };
 
 // One idempotent handler per shard, each with its persistence layer on

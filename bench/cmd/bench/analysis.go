@@ -68,6 +68,7 @@ func (rep *report) analysis() []string {
 		}
 		notes = append(notes, note)
 	}
+	notes = append(notes, rep.capacityAnalysis()...)
 	notes = append(notes, fmt.Sprintf("**Noise.** A 2-CPU machine shared with other work (load average %s at start, %s at end): p95 figures and the µs figures of part 2 move between runs; the call counts do not. The first and duplicate phases interleave the scenarios request by request so that load drift hits all of them alike.", rep.env.loadStart, rep.env.loadEnd))
 	return notes
 }

@@ -85,6 +85,16 @@ func (e *endpoint) createTables(ctx context.Context, c *dynamodb.Client, shards 
 	return nil
 }
 
+// createShard creates shard n of the idempotency and business tables.
+func (e *endpoint) createShard(ctx context.Context, c *dynamodb.Client, n int) error {
+	for _, t := range []string{lambdaidemTable, powertoolsTable} {
+		if err := ddbtest.CreateTable(ctx, c, shardTable(t, n)); err != nil {
+			return err
+		}
+	}
+	return createBusinessTable(ctx, c, shardTable(businessTable, n))
+}
+
 func createBusinessTable(ctx context.Context, c *dynamodb.Client, table string) error {
 	_, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),

@@ -11,7 +11,10 @@
 //     Interface Emulator, for the examples and a bare handler;
 //  4. crash after the business write, lambdaidem vs Powertools: the chaos
 //     package's scenario (chaos.CrashAfterBusinessWrite and
-//     chaos.PowertoolsCrashAfterBusinessWrite), duplicates counted.
+//     chaos.PowertoolsCrashAfterBusinessWrite), duplicates counted;
+//  5. capacity units per request (what DynamoDB bills, computed by the
+//     ddbtest proxy) and cost per million requests at on-demand prices, at
+//     outcome sizes of 1, 16 and 64 KB, lambdaidem beside Powertools.
 //
 // Run it with `make bench`, or after `npm ci` in bench/powertools, from
 // the bench module (paths are relative to -root, the repository root):
@@ -35,22 +38,23 @@ import (
 
 // config is what the flags set.
 type config struct {
-	root       string
-	out        string
-	chart      string
-	nodeDir    string
-	rie        string
-	requests   int
-	contenders int
-	warmup     int
-	baseline   int
-	sleep      time.Duration
-	latencies  []time.Duration
-	starts     int
-	benchtime  string
-	benchCount int
-	crashKeys  int
-	skip       map[string]bool
+	root        string
+	out         string
+	chart       string
+	nodeDir     string
+	rie         string
+	requests    int
+	contenders  int
+	warmup      int
+	baseline    int
+	sleep       time.Duration
+	latencies   []time.Duration
+	starts      int
+	benchtime   string
+	benchCount  int
+	crashKeys   int
+	capRequests int
+	skip        map[string]bool
 }
 
 func main() {
@@ -73,7 +77,8 @@ func main() {
 	flag.StringVar(&c.benchtime, "benchtime", "500ms", "go test -benchtime for the micro benchmarks")
 	flag.IntVar(&c.benchCount, "count", 5, "runs of the micro benchmarks (the median and the fastest are reported)")
 	flag.IntVar(&c.crashKeys, "crash-keys", 20, "keys crashed after the business write, per system")
-	flag.StringVar(&skip, "skip", "", "comma-separated parts to skip: roundtrip, micro, coldstart, crash")
+	flag.IntVar(&c.capRequests, "capacity-requests", 20, "first requests, and duplicates, per scenario and outcome size in the capacity part")
+	flag.StringVar(&skip, "skip", "", "comma-separated parts to skip: roundtrip, micro, coldstart, crash, capacity")
 	flag.Parse()
 	for _, s := range strings.Split(latencies, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
@@ -88,8 +93,8 @@ func main() {
 			c.skip[s] = true
 		}
 	}
-	if c.requests < 1 || c.requests > 10_000 || c.contenders < 1 || c.contenders > 1000 || c.starts < 1 || c.starts > 100 || c.crashKeys < 1 || c.crashKeys > 500 {
-		log.Fatal("-requests, -contenders, -starts or -crash-keys out of range")
+	if c.requests < 1 || c.requests > 10_000 || c.contenders < 1 || c.contenders > 1000 || c.starts < 1 || c.starts > 100 || c.crashKeys < 1 || c.crashKeys > 500 || c.capRequests < 1 || c.capRequests > 1000 {
+		log.Fatal("-requests, -contenders, -starts, -crash-keys or -capacity-requests out of range")
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -154,6 +159,14 @@ func run(ctx context.Context, c config) error {
 			return fmt.Errorf("crash after the business write: %w", err)
 		}
 		rep.crash = cr
+	}
+	if !c.skip["capacity"] {
+		log.Print("capacity units and cost per request")
+		cp, err := runCapacity(ctx, c, ep)
+		if err != nil {
+			return fmt.Errorf("capacity: %w", err)
+		}
+		rep.capacity = cp
 	}
 	rep.finished = time.Now()
 	rep.env.loadEnd = loadAverage()

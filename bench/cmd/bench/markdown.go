@@ -63,6 +63,9 @@ func (rep *report) writeMarkdown(path string, c config) error {
 	if rep.crash != nil {
 		rep.writeCrash(&b)
 	}
+	if rep.capacity != nil {
+		rep.writeCapacity(&b)
+	}
 	// The Managed Instances section belongs to bench/cmd/managed, which
 	// runs on its own (make bench-managed): keep it.
 	if old, err := os.ReadFile(path); err == nil {

@@ -23,6 +23,7 @@ type report struct {
 	micro     []microResult
 	coldstart []coldResult
 	crash     *crashResults
+	capacity  *capacityResults
 }
 
 // Scenario labels, as the round-trip part names them.
@@ -176,6 +177,9 @@ func (rep *report) targets() []target {
 		measured: strings.Join(parts, "; "), met: met, known: known})
 	// 7. Duplicates after a crash between the business write and the commit.
 	ts = append(ts, rep.crashTarget())
+	// 8, 9. Capacity: a first request against Powertools', a large outcome
+	// stored against raw.
+	ts = append(ts, rep.capacityTargets()...)
 	return ts
 }
 

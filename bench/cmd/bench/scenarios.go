@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/bench/payload"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
@@ -28,12 +29,24 @@ type payment struct {
 	SleepMs  int    `json:"sleepMs,omitempty"`
 	// Shard picks the tables (see shardTable).
 	Shard int `json:"shard"`
+	// Lines, when set, are echoed in the receipt: they size the stored
+	// outcome (the capacity part).
+	Lines []payload.Line `json:"lines,omitempty"`
+	// Memo, when set, is written in the business item: it sizes the
+	// business write (the capacity part).
+	Memo string `json:"memo,omitempty"`
 }
 
 type receipt struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
-	Amount int64  `json:"amount"`
+	ID     string         `json:"id"`
+	Status string         `json:"status"`
+	Amount int64          `json:"amount"`
+	Lines  []payload.Line `json:"lines,omitempty"`
+}
+
+// receiptOf is every handler's result for ev.
+func receiptOf(ev payment) receipt {
+	return receipt{ID: ev.ID, Status: "captured", Amount: ev.Amount, Lines: ev.Lines}
 }
 
 // scenario is one way of handling a payment.
@@ -121,11 +134,15 @@ func (s *goScenario) burst(ctx context.Context, ev payment, n int) ([]invocation
 }
 
 func businessItem(ev payment) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
+	item := map[string]types.AttributeValue{
 		"pk":       &types.AttributeValueMemberS{Value: "payment#" + ev.ID},
 		"amount":   &types.AttributeValueMemberN{Value: strconv.FormatInt(ev.Amount, 10)},
 		"currency": &types.AttributeValueMemberS{Value: ev.Currency},
 	}
+	if ev.Memo != "" {
+		item["memo"] = &types.AttributeValueMemberS{Value: ev.Memo}
+	}
+	return item
 }
 
 func pause(ctx context.Context, ms int) error {
@@ -154,7 +171,7 @@ func bareScenario(client *dynamodb.Client) *goScenario {
 		if err != nil {
 			return receipt{}, err
 		}
-		return receipt{ID: ev.ID, Status: "captured", Amount: ev.Amount}, nil
+		return receiptOf(ev), nil
 	}}
 }
 
@@ -162,7 +179,7 @@ func bareScenario(client *dynamodb.Client) *goScenario {
 // DynamoDB store; the business PutItem is staged, so it commits in one
 // TransactWriteItems with the record. Each shard has its own store (its
 // table) and Guard, built on first use.
-func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.Mode, cacheSize int) *goScenario {
+func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.Mode, cacheSize int, optFns ...func(*lambdaidem.Options)) *goScenario {
 	runs := &counter{}
 	var mu sync.Mutex
 	handlers := map[int]func(context.Context, payment) (receipt, error){}
@@ -174,7 +191,7 @@ func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.M
 		if err := dynamostore.Stage(ctx, types.Put{TableName: aws.String(shardTable(businessTable, ev.Shard)), Item: businessItem(ev)}); err != nil {
 			return receipt{}, err
 		}
-		return receipt{ID: ev.ID, Status: "captured", Amount: ev.Amount}, nil
+		return receiptOf(ev), nil
 	}
 	spec := lambdaidem.Spec[payment, receipt]{
 		Operation: "CreatePayment",
@@ -190,10 +207,10 @@ func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.M
 		if err != nil {
 			return nil, err
 		}
-		g, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
+		g, err := lambdaidem.New(store, append([]func(*lambdaidem.Options){func(o *lambdaidem.Options) {
 			o.Mode = mode
 			o.CacheSize = cacheSize
-		})
+		}}, optFns...)...)
 		if err != nil {
 			return nil, err
 		}
