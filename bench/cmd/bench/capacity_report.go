@@ -144,6 +144,9 @@ func (rep *report) capacityAnalysis() []string {
 			"Where duplicates are frequent, claim-first or the local cache (`CacheSize`, 0 units on a warm instance) is the cheaper choice; the README says so.",
 			op.perReq[capDuplicate].Write, large.row(scOptimistic).perReq[capDuplicate].Write, large.size>>10, cf.perReq[capDuplicate].Write, large.row(scClaimFirst).perReq[capDuplicate].Write))
 	}
+	if note := rep.compressionCPU(); note != "" {
+		notes = append(notes, note)
+	}
 	if st, raw := large.row(scClaimFirst), large.row(scUncompressed); st != nil && raw != nil {
 		notes = append(notes, fmt.Sprintf("**Capacity: compression.** At %d KB the record stored raw is %d bytes (%.0f write units, %.0f in the commit transaction) and %d bytes compressed (%.0f, %.0f): a first request costs %.2f units instead of %.2f and a completed duplicate %.2f instead of %.2f. "+
 			"Stored outcomes are gzip (standard library: level 1 up to 8 KB, level 6 above; `BenchmarkCompression` in part 2 has the ratio and CPU of each level on the same JSON).",
@@ -151,4 +154,29 @@ func (rep *report) capacityAnalysis() []string {
 			st.perReq[capFirst].Write, raw.perReq[capFirst].Write, st.perReq[capDuplicate].Write, raw.perReq[capDuplicate].Write))
 	}
 	return notes
+}
+
+// compressionCPU says what compression costs the wrapper, from the micro
+// benchmarks of this run: each compressed row beside its uncompressed twin
+// (same binary, same runs, so the load of the machine hits both alike).
+func (rep *report) compressionCPU() string {
+	var parts []string
+	for _, pair := range [][2]string{
+		{"First/claim-first/1KB", "First/claim-first-uncompressed/1KB"},
+		{"Replay/store/1KB", "Replay/store-uncompressed/1KB"},
+		{"First/claim-first/64KB", "First/claim-first-uncompressed/64KB"},
+		{"Replay/store/64KB", "Replay/store-uncompressed/64KB"},
+	} {
+		c, ok1 := rep.micro1(pair[0])
+		u, ok2 := rep.micro1(pair[1])
+		if !ok1 || !ok2 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f µs against %.1f µs uncompressed (fastest runs %.1f and %.1f), %.0f allocs against %.0f",
+			pair[0], c.nsPerOp/1000, u.nsPerOp/1000, c.minNsPerOp/1000, u.minNsPerOp/1000, c.allocsPerOp, u.allocsPerOp))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "**Compression's CPU.** " + strings.Join(parts, "; ") + ". At 1 KB compression saves 2 write units of a first request (the record drops under 1 KB) and 1 of every completed duplicate: $1.25 and $0.625 per million requests at the prices of part 5, against a few microseconds of Lambda CPU (a millisecond of a 1,769 MB function, one vCPU, costs about $0.03 per million). `NoCompression` or a higher `CompressAbove` turns it off for a function that prefers the microseconds."
 }
