@@ -178,5 +178,15 @@ func (rep *report) compressionCPU() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "**Compression's CPU.** " + strings.Join(parts, "; ") + ". At 1 KB compression saves 2 write units of a first request (the record drops under 1 KB) and 1 of every completed duplicate: $1.25 and $0.625 per million requests at the prices of part 5, against a few microseconds of Lambda CPU (a millisecond of a 1,769 MB function, one vCPU, costs about $0.03 per million). `NoCompression` or a higher `CompressAbove` turns it off for a function that prefers the microseconds."
+	note := "**Compression's CPU.** " + strings.Join(parts, "; ") + "."
+	if cr := rep.capacity; cr != nil && len(cr.runs) > 0 {
+		st, raw := cr.runs[0].row(scClaimFirst), cr.runs[0].row(scUncompressed)
+		if st != nil && raw != nil {
+			first := raw.perReq[capFirst].Write - st.perReq[capFirst].Write
+			dup := raw.perReq[capDuplicate].Write - st.perReq[capDuplicate].Write
+			note += fmt.Sprintf(" With the %d-byte outcome of part 5, compression saves %.2f write units of a claim-first first request and %.2f of a completed duplicate: $%.3f and $%.3f per million requests at the prices of part 5, against those microseconds of Lambda CPU (a millisecond of a 1,769 MB function, one vCPU, costs about $0.03 per million).",
+				cr.runs[0].outcomeBytes, first, dup, first*pricePerMWrites, dup*pricePerMWrites)
+		}
+	}
+	return note + " `NoCompression` or a higher `CompressAbove` turns it off for a function that prefers the microseconds."
 }

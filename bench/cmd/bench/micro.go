@@ -20,6 +20,7 @@ type microResult struct {
 	minNsPerOp  float64
 	bytesPerOp  float64
 	allocsPerOp float64
+	ratio       float64 // a compression benchmark's ratio; 0 for the others
 	runs        int
 }
 
@@ -56,7 +57,7 @@ func runMicro(ctx context.Context, c config) ([]microResult, error) {
 // parseBench reads `go test -bench -benchmem` output and keeps the median
 // of each benchmark's runs.
 func parseBench(out []byte) []microResult {
-	type runs struct{ ns, b, allocs []float64 }
+	type runs struct{ ns, b, allocs, ratio []float64 }
 	byName := map[string]*runs{}
 	var order []string
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -69,8 +70,8 @@ func parseBench(out []byte) []microResult {
 		if i := strings.LastIndex(name, "-"); i > 0 {
 			name = name[:i] // GOMAXPROCS suffix
 		}
-		var v [3]float64
-		for i, unit := range []string{"ns/op", "B/op", "allocs/op"} {
+		var v [4]float64
+		for i, unit := range []string{"ns/op", "B/op", "allocs/op", "ratio"} {
 			for j := 2; j+1 < len(f); j++ {
 				if f[j+1] == unit {
 					v[i], _ = strconv.ParseFloat(f[j], 64)
@@ -83,7 +84,7 @@ func parseBench(out []byte) []microResult {
 			byName[name] = r
 			order = append(order, name)
 		}
-		r.ns, r.b, r.allocs = append(r.ns, v[0]), append(r.b, v[1]), append(r.allocs, v[2])
+		r.ns, r.b, r.allocs, r.ratio = append(r.ns, v[0]), append(r.b, v[1]), append(r.allocs, v[2]), append(r.ratio, v[3])
 	}
 	rank := func(name string) int {
 		for i, prefix := range []string{"Bare/", "First/", "Replay/", "RecordKey", "Fingerprint/", "OutcomeCodec/"} {
@@ -97,7 +98,7 @@ func parseBench(out []byte) []microResult {
 	var res []microResult
 	for _, name := range order {
 		r := byName[name]
-		res = append(res, microResult{name: name, nsPerOp: median(r.ns), minNsPerOp: slices.Min(r.ns), bytesPerOp: median(r.b), allocsPerOp: median(r.allocs), runs: len(r.ns)})
+		res = append(res, microResult{name: name, nsPerOp: median(r.ns), minNsPerOp: slices.Min(r.ns), bytesPerOp: median(r.b), allocsPerOp: median(r.allocs), ratio: median(r.ratio), runs: len(r.ns)})
 	}
 	return res
 }
