@@ -126,7 +126,7 @@ func (rep *report) capacityAnalysis() []string {
 		}
 		note := fmt.Sprintf("**Capacity: the first request at 1 KB costs more than Powertools', by design; from larger outcomes on, less.** "+
 			"With an outcome of %d bytes Powertools' first request costs %.2f write units (three standard writes of items under 1 KB: the INPROGRESS `PutItem`, the business `PutItem`, the completing `UpdateItem`); lambdaidem optimistic %.2f and claim-first %.2f. "+
-			"The difference is the atomic commit (DESIGN §2.1): DynamoDB charges a transaction 2 units per KB of each item, so the business item that costs Powertools 1 unit costs 2 inside the `TransactWriteItems` that also completes the record, and claim-first adds its 1-unit claim. "+
+			"The difference is the atomic commit (the record and the business items commit in one transaction): DynamoDB charges a transaction 2 units per KB of each item, so the business item that costs Powertools 1 unit costs 2 inside the `TransactWriteItems` that also completes the record, and claim-first adds its 1-unit claim. "+
 			"No encoding closes it: both items are already under 1 KB (the record is %d bytes, its outcome compressed); it is the price of the guarantee part 4 measures (no duplicate business write after a crash between the business write and the commit). ",
 			small.outcomeBytes, pt.perReq[capFirst].Write, op.perReq[capFirst].Write, cf.perReq[capFirst].Write, cf.recordBytes)
 		if ptL != nil && cfL != nil {
