@@ -1,9 +1,11 @@
 // Package batchfail is what the batch adapters (sqsbatch, streambatch)
-// share about a failed item: a handler's panic turned into an error, and
-// why an item failed, with how loudly to log it.
+// share about a failed item: a handler's panic turned into an error, a
+// scope that could not be derived, and why an item failed, with how loudly
+// to log it.
 package batchfail
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,6 +35,37 @@ func Recover(adapter string, fn func() error) (err error) {
 		}
 	}()
 	return fn()
+}
+
+// ScopeError says why the scope of an item could not be derived. The item
+// is reported as a batch item failure, so that Lambda delivers it again
+// once the scope function can answer (or sends it to the dead-letter queue
+// or on-failure destination), and is never run in a scope others share.
+type ScopeError struct{ Err error }
+
+func (e *ScopeError) Error() string { return "scope: " + e.Err.Error() }
+func (e *ScopeError) Unwrap() error { return e.Err }
+
+// Scope derives an item's scope with fn. A panic, an error, or an empty
+// scope (reported as empty, the adapter's sentinel) is a [*ScopeError]:
+// where scoping is required, running the item in the scope every unscoped
+// item shares could mix tenants, so it fails closed instead.
+func Scope[T any](ctx context.Context, fn func(context.Context, T) (string, error), v T, empty error) (scope string, err error) {
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panicked: %v", p)
+			}
+		}()
+		scope, err = fn(ctx, v)
+	}()
+	if err == nil && scope == "" {
+		err = empty
+	}
+	if err != nil {
+		return "", &ScopeError{Err: err}
+	}
+	return scope, nil
 }
 
 // Words are an adapter's names in its log lines.

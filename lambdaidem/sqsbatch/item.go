@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/lambdaidem/lambdaidem/internal/batchfail"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -49,17 +50,8 @@ func (w *wrapper) prepare(ctx context.Context, m *events.SQSMessage) (it *item) 
 	}
 	var scope string
 	if w.opts.Scope != nil {
-		defer func() {
-			if p := recover(); p != nil {
-				it.malformed = &scopeError{fmt.Errorf("panicked: %v", p)}
-			}
-		}()
-		scope, err = w.opts.Scope(ctx, *m)
-		if err == nil && scope == "" {
-			err = errEmptyScope
-		}
-		if err != nil {
-			it.malformed = &scopeError{err}
+		if scope, err = batchfail.Scope(ctx, w.opts.Scope, *m, errEmptyScope); err != nil {
+			it.malformed = err
 			return it
 		}
 	}
@@ -80,11 +72,3 @@ func (w *wrapper) prepare(ctx context.Context, m *events.SQSMessage) (it *item) 
 // required (Options.Scope is set), running the message in the scope every
 // such message would share could hand it another tenant's record.
 var errEmptyScope = errors.New("sqsbatch: Scope returned an empty scope")
-
-// scopeError says why the scope of a message could not be derived. The
-// message is reported as a batch item failure, to be redelivered once the
-// scope function can answer (or to reach the dead-letter queue).
-type scopeError struct{ err error }
-
-func (e *scopeError) Error() string { return "scope: " + e.err.Error() }
-func (e *scopeError) Unwrap() error { return e.err }

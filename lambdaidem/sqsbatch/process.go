@@ -13,7 +13,7 @@ import (
 
 // process runs one message through the guard and records its result.
 func (w *wrapper) process(ctx context.Context, it *item, locks *keyLocks) {
-	var scope *scopeError
+	var scope *batchfail.ScopeError
 	switch {
 	case errors.As(it.malformed, &scope):
 		it.failed = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lambdaidem/lambdaidem/internal/batchfail"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -40,19 +41,8 @@ func (a *Adapter) prepare(ctx context.Context, rec Record, run func(context.Cont
 	}
 	var scope string
 	if a.opts.Scope != nil {
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					err = fmt.Errorf("panicked: %v", p)
-				}
-			}()
-			scope, err = a.opts.Scope(ctx, rec)
-		}()
-		if err == nil && scope == "" {
-			err = errEmptyScope
-		}
-		if err != nil {
-			it.malformed = &scopeError{err}
+		if scope, err = batchfail.Scope(ctx, a.opts.Scope, rec, errEmptyScope); err != nil {
+			it.malformed = err
 			return it
 		}
 	}
@@ -76,12 +66,3 @@ func (a *Adapter) prepare(ctx context.Context, rec Record, run func(context.Cont
 // required (Options.Scope is set), running the record in the scope every
 // unscoped record shares could mix tenants: it fails closed instead.
 var errEmptyScope = errors.New("streambatch: Scope returned an empty scope")
-
-// scopeError says why the scope of a record could not be derived. The
-// record is reported, so that Lambda retries the shard from it until the
-// scope function can answer (or the mapping's retry limit sends it to its
-// on-failure destination).
-type scopeError struct{ err error }
-
-func (e *scopeError) Error() string { return "scope: " + e.err.Error() }
-func (e *scopeError) Unwrap() error { return e.err }

@@ -36,7 +36,7 @@ func (a *Adapter) run(ctx context.Context, items []*item) (failed []string, err 
 
 // process runs one record and reports whether it failed.
 func (a *Adapter) process(ctx context.Context, it *item) (failed bool) {
-	var scope *scopeError
+	var scope *batchfail.ScopeError
 	switch {
 	case errors.As(it.malformed, &scope):
 		a.log(ctx, slog.LevelError, "scope could not be derived; not processed, will be retried", it, slog.Any("error", it.malformed))
