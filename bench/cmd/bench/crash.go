@@ -112,7 +112,7 @@ func (rep *report) writeCrash(b *strings.Builder) {
 	p("## 4. Crash after the business write\n\n")
 	p("The scenario of `chaos/crash.go` (issue 8), run by this driver: for each of %d keys one invocation dies after the handler's business write and before the outcome is saved; after its lease has lapsed the client retries, then retries once more. ", cr.keys)
 	p("Each system gets a fresh endpoint from `chaos.NewDynamoBackend` (minidyn behind `ddbtest`'s fidelity proxy on loopback, no added latency). ")
-	p("lambdaidem runs claim-first over `dynamostore` in the driver's process, the business write staged with `dynamostore.Put`, and the instance dies before the commit; the keys run one after another and the lease lapses through the harness's injected clock (`chaos.CrashAfterBusinessWrite`, %v). ", cr.oursTook.Round(time.Millisecond))
+	p("lambdaidem runs claim-first over `dynamostore` in the driver's process, the business write staged with `dynamostore.Stage`, and the instance dies before the commit; the keys run one after another and the lease lapses through the harness's injected clock (`chaos.CrashAfterBusinessWrite`, %v). ", cr.oursTook.Round(time.Millisecond))
 	p("Powertools %s runs one node process per invocation (`%s` with the modules of `%s`: `makeIdempotent`, `DynamoDBPersistenceLayer`, a plain `PutItem` inside the handler, `process.exit(137)` right after it), all keys at once as separate instances, with a real wait for the lease (`chaos.PowertoolsCrashAfterBusinessWrite`, %v). ",
 		orNA(cr.ptVersion), crashScript, "bench/powertools", cr.theirsTook.Round(100*time.Millisecond))
 	p("The business items are counted by scanning the business table afterwards.\n\n")
