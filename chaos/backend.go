@@ -74,8 +74,11 @@ type MemBackend struct {
 	// them: the pattern of Powertools and of most idempotency layers, whose
 	// handler writes its item before the record is completed.
 	direct bool
-	mu     sync.Mutex
-	items  map[string][]byte
+	// unfenced, when set, makes every commit ignore the record's state
+	// (see [NewUnfencedMemBackend]).
+	unfenced bool
+	mu       sync.Mutex
+	items    map[string][]byte
 }
 
 // NewMemBackend returns a fresh in-memory backend. Bursts are wired by [Run].
@@ -87,6 +90,25 @@ func NewMemBackend() *MemBackend { return &MemBackend{} }
 // the control that shows the checks can fail.
 func NewDirectMemBackend() *MemBackend {
 	return &MemBackend{direct: true, items: map[string][]byte{}}
+}
+
+// NewUnfencedMemBackend returns an in-memory backend whose store is
+// deliberately broken: its commit is not fenced on the attempt token (nor
+// on anything else), as Powertools' completion write is not. An attempt
+// whose lease lapsed commits over the new owner's outcome. The
+// linearizability check must fail with it: it is the control that shows
+// the checker can see a broken store.
+func NewUnfencedMemBackend() *MemBackend { return &MemBackend{unfenced: true} }
+
+// unfencedStore commits whatever the record holds.
+type unfencedStore struct{ *memstore.Store }
+
+// Commit writes the record and the effects unconditionally: as a claim at
+// a time when every record has expired.
+func (s unfencedStore) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
+	c.Claim = true
+	c.Now = c.Now.Add(100 * 365 * 24 * time.Hour)
+	return s.Store.Commit(ctx, c)
 }
 
 func (b *MemBackend) init(bs *bursts) {
@@ -102,15 +124,23 @@ func (b *MemBackend) init(bs *bursts) {
 }
 
 func (b *MemBackend) Name() string {
-	if b.direct {
+	switch {
+	case b.direct:
 		return "memstore, business writes outside the commit (control)"
+	case b.unfenced:
+		return "memstore with an unfenced commit (control)"
 	}
 	return "memstore"
 }
 
-func (b *MemBackend) Store() lambdaidem.Store { return b.store }
-func (b *MemBackend) LosesResponses() bool    { return false }
-func (b *MemBackend) Calls() map[string]int   { return b.store.Calls() }
+func (b *MemBackend) Store() lambdaidem.Store {
+	if b.unfenced {
+		return unfencedStore{b.store}
+	}
+	return b.store
+}
+func (b *MemBackend) LosesResponses() bool  { return false }
+func (b *MemBackend) Calls() map[string]int { return b.store.Calls() }
 
 func (b *MemBackend) Stage(ctx context.Context, key, run string) error {
 	if b.direct {

@@ -114,6 +114,8 @@ func (k keyKind) applicable(f Fault) bool {
 		return k != optimistic
 	case FailAfterExternal:
 		return k == external
+	case HeldClaim:
+		return k != optimistic // an optimistic request makes no claim
 	}
 	return true
 }
@@ -188,6 +190,9 @@ type run struct {
 	down    downstream
 	runs    atomic.Int64
 
+	hist      *history
+	instances []*instance
+
 	mu        sync.Mutex
 	planned   [numFaults]int
 	fired     [numFaults]int
@@ -218,6 +223,7 @@ func Run(ctx context.Context, backend Backend, cfg Config) (*Report, error) {
 		outcomes:  map[string]int{},
 		responses: map[string][]Receipt{},
 		requested: map[string]int{},
+		hist:      newHistory(),
 	}
 	if b, ok := backend.(backendInit); ok {
 		b.init(&r.bursts)
@@ -234,6 +240,7 @@ func Run(ctx context.Context, backend Backend, cfg Config) (*Report, error) {
 		}
 		instances[w] = in
 	}
+	r.instances = instances
 
 	start := time.Now()
 	ops := make(chan int)
@@ -327,9 +334,34 @@ func (r *run) operation(ctx context.Context, in *instance, i int) {
 		r.bursts.start(p.fault, burst)
 		p.fired.Store(true)
 	}
+	var dups sync.WaitGroup
+	if p.fault == HeldCommit {
+		// Duplicates arrive while the commit is held in flight: on DynamoDB
+		// their claims meet TransactionConflictException.
+		p.holding = make(chan struct{})
+		for d := range heldCommitDuplicates {
+			other := r.instances[(i+1+d)%len(r.instances)]
+			dups.Go(func() {
+				select {
+				case <-p.holding:
+				case <-ctx.Done():
+					return
+				}
+				out, err := r.invoke(ctx, other, k, key, fmt.Sprintf("o%d.dup%d", i, d), nil)
+				r.record(key, nil, out, err)
+			})
+		}
+	}
 	out, err := r.invoke(ctx, in, k, key, fmt.Sprintf("o%d", i), p)
+	if p.holding != nil {
+		p.closeHolding() // the commit was never held: release the duplicates
+	}
 	r.record(key, p, out, err)
+	dups.Wait()
 }
+
+// heldCommitDuplicates is how many duplicates arrive during a held commit.
+const heldCommitDuplicates = 2
 
 // invoke runs one request for key on instance in under plan p (nil: no
 // fault), as a Lambda invocation with a deadline on the virtual clock.
@@ -348,7 +380,9 @@ func (r *run) invoke(ctx context.Context, in *instance, k int, key, runPrefix st
 			return Receipt{Key: key, Run: run}, ok, nil
 		}
 	}
-	return lambdaidem.Do(ctx, in.guards[kind], call, func(ctx context.Context) (Receipt, error) {
+	var runs []string // what this request's handler could commit
+	begun := r.hist.now()
+	out, err := lambdaidem.Do(ctx, in.guards[kind], call, func(ctx context.Context) (Receipt, error) {
 		if p != nil {
 			defer p.handlerDone.Store(true)
 		}
@@ -366,11 +400,14 @@ func (r *run) invoke(ctx context.Context, in *instance, k int, key, runPrefix st
 				return Receipt{}, err
 			}
 			run = r.down.call(key, a.OperationKey(), run)
+			runs = append(runs, run)
 			if p.fire(FailAfterExternal) {
 				return Receipt{}, errTransient
 			}
 		} else if err := r.backend.Stage(ctx, key, run); err != nil {
 			return Receipt{}, err
+		} else {
+			runs = append(runs, run)
 		}
 		if p.fire(LeaseLapse) {
 			r.lapse()
@@ -381,6 +418,8 @@ func (r *run) invoke(ctx context.Context, in *instance, k int, key, runPrefix st
 		}
 		return Receipt{Key: key, Run: run}, nil
 	})
+	r.hist.add(begun, histInput{key: key, runs: runs}, answerOf(kind, out, err))
+	return out, err
 }
 
 // classify names the outcome of a request; retryable is false for an
@@ -402,8 +441,12 @@ func classify(err error) (class string, retryable bool) {
 	case errors.Is(err, lambdaidem.ErrStoreUnavailable):
 		return "store unavailable", true
 	}
-	return "unexpected error", false
+	return unclassified, false
 }
+
+// unclassified is the outcome class of an error that matches none of the
+// conditions a caller can act on: an adapter answers it with HTTP 500.
+const unclassified = "unclassified error (HTTP 500)"
 
 func (r *run) record(key string, p *plan, out Receipt, err error) {
 	class, retryable := classify(err)
@@ -417,7 +460,11 @@ func (r *run) record(key string, p *plan, out Receipt, err error) {
 		r.responses[key] = append(r.responses[key], out)
 	}
 	if !retryable {
-		r.problems = append(r.problems, fmt.Sprintf("lost operation on %s (fault %v): %v", key, p.fault, err))
+		fault := NoFault
+		if p != nil {
+			fault = p.fault
+		}
+		r.problems = append(r.problems, fmt.Sprintf("%s on %s (fault %v): %v", unclassified, key, fault, err))
 	}
 }
 
@@ -515,6 +562,8 @@ func (r *run) report(quiet, final Snapshot) *Report {
 			sort.Strings(committed)
 			violate("%s: %d effects: %s", key, n, strings.Join(committed, ", "))
 		}
+		observed := strings.Join(committed, "+") // two committed runs observe as neither
+		r.hist.observe(key, observed)
 		for _, resp := range r.responses[key] {
 			if resp.Key != key || len(committed) != 1 || resp.Run != committed[0] {
 				rep.Mismatched++
@@ -536,6 +585,16 @@ func (r *run) report(quiet, final Snapshot) *Report {
 		if rk := lambdaidem.RecordKey("chaos", "tenant", "Chaos", key); !seen[rk] {
 			violate("%s: no record after the drain", key)
 		}
+	}
+	rep.Unclassified = r.outcomes[unclassified]
+	if c, ok := r.backend.(interface{ Conflicts() int }); ok {
+		rep.Conflicts = c.Conflicts()
+	}
+	var problem string
+	rep.Checked, problem = r.hist.checkLinearizable(time.Minute)
+	rep.Linearizable = problem == ""
+	if problem != "" {
+		violate("%s", problem)
 	}
 	rep.Requests = r.cfg.Ops
 	return rep

@@ -90,6 +90,26 @@ func TestChecksFindNonAtomicDuplicates(t *testing.T) {
 	}
 }
 
+// TestLinearizabilityCatchesUnfencedCommit is the control of the
+// linearizability check: with a store whose commit is not fenced, an
+// attempt whose lease lapsed commits over the new owner's outcome, and the
+// history (two different successful answers for one key) has no
+// linearization.
+func TestLinearizabilityCatchesUnfencedCommit(t *testing.T) {
+	cfg := config(t, 600)
+	cfg.Faults = []chaos.Fault{chaos.LeaseLapse}
+	cfg.FaultRate = 0.2
+	rep, err := chaos.Run(context.Background(), chaos.NewUnfencedMemBackend(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", rep)
+	if rep.Linearizable || rep.Fired[chaos.LeaseLapse.String()] == 0 {
+		t.Errorf("the checker accepted the history of an unfenced store after %d lease lapses; it cannot see a broken store",
+			rep.Fired[chaos.LeaseLapse.String()])
+	}
+}
+
 // TestCrashAfterBusinessWrite: an instance that dies after its handler's
 // business write and before the outcome is saved leaves no effect behind
 // with lambdaidem (the write commits with the record, or not at all), so

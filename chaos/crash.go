@@ -48,7 +48,7 @@ func CrashAfterBusinessWrite(ctx context.Context, b Backend, keys int) (CrashRes
 	if err := cfg.setDefaults(); err != nil {
 		return CrashResult{}, err
 	}
-	r := &run{cfg: cfg, backend: b, down: downstream{first: map[string]string{}, opKeys: map[string]map[string]bool{}}}
+	r := &run{cfg: cfg, backend: b, down: downstream{first: map[string]string{}, opKeys: map[string]map[string]bool{}}, hist: newHistory()}
 	if bi, ok := b.(backendInit); ok {
 		bi.init(&r.bursts)
 	}

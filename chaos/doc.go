@@ -52,6 +52,14 @@
 //     error); the claim is released and the staged write discarded.
 //   - FailAfterExternal (external keys): the downstream call is made, then
 //     the handler fails; the record becomes UNKNOWN.
+//   - HeldCommit: the commit stays in flight for 40 ms and two duplicates
+//     arrive meanwhile, from other instances. On DynamoDB the test
+//     endpoint holds the write itself, so the duplicates' claims meet
+//     TransactionConflictException, as on DynamoDB (on memstore the commit
+//     only waits).
+//   - HeldClaim (not optimistic keys): the claim stays in flight for 40 ms;
+//     on DynamoDB a commit of the same key that meets it is cancelled with
+//     reason TransactionConflict.
 //
 // Crashes are simulated by a wrapping [lambdaidem.Store] that reads the
 // operation's plan from the context the core passes to every store call
@@ -72,7 +80,15 @@
 //     error a caller could not retry (a lost operation);
 //   - two successful responses for one key differ, or differ from the
 //     committed effect;
-//   - a record is left INPROGRESS or UNKNOWN after the drain (stuck).
+//   - a record is left INPROGRESS or UNKNOWN after the drain (stuck);
+//   - a request ended in an error that matches none of the conditions a
+//     caller can act on (unclassified: an adapter's HTTP 500);
+//   - the history of calls and returns is not linearizable against the
+//     sequential model of the contract (see history.go), checked with
+//     github.com/anishathalye/porcupine: per key the first commit wins,
+//     every answer is that outcome or a refusal, and a refusal has no
+//     effect. The control [NewUnfencedMemBackend], a store whose commit is
+//     not fenced, must fail this check.
 //
 // The seed fixes which operation gets which fault, on which key, and each
 // worker's skew; the interleaving of the workers is the scheduler's. Run

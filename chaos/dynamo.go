@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -48,6 +50,29 @@ type DynamoBackend struct {
 	effects   string
 }
 
+// heldBodies are the request bodies the transport asked the proxy to hold
+// in flight; the proxy's rule takes each once.
+type heldBodies struct {
+	mu     sync.Mutex
+	bodies map[string]int
+}
+
+func (h *heldBodies) add(body []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.bodies[string(body)]++
+}
+
+func (h *heldBodies) take(body []byte) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.bodies[string(body)] == 0 {
+		return false
+	}
+	h.bodies[string(body)]--
+	return true
+}
+
 // NewDynamoBackend starts the endpoint (unless opts names one) and creates
 // the idempotency table and the business table. Close stops the endpoint.
 func NewDynamoBackend(ctx context.Context, optFns ...func(*DynamoOptions)) (*DynamoBackend, error) {
@@ -64,6 +89,13 @@ func NewDynamoBackend(ctx context.Context, optFns ...func(*DynamoOptions)) (*Dyn
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 128, 128
 	b.transport = &faultTransport{next: tr}
+	if b.proxy != nil {
+		// Held claims and commits stay in flight in the proxy, where other
+		// writes on the record meet them as DynamoDB's transaction conflicts.
+		held := &heldBodies{bodies: map[string]int{}}
+		b.transport.held = held
+		b.proxy.Inject(ddbtest.Rule{Hold: holdFor, Match: held.take})
+	}
 	b.client = ddbtest.NewClient(url, func(o *ddbtest.ClientOptions) {
 		o.HTTPClient = &http.Client{Transport: b.transport, Timeout: 30 * time.Second}
 	})
@@ -105,6 +137,15 @@ func (b *DynamoBackend) Name() string {
 
 func (b *DynamoBackend) Store() lambdaidem.Store { return b.store }
 func (b *DynamoBackend) LosesResponses() bool    { return true }
+
+// Conflicts counts the writes the endpoint refused for a transaction
+// conflict; 0 for an external endpoint.
+func (b *DynamoBackend) Conflicts() int {
+	if b.proxy == nil {
+		return 0
+	}
+	return b.proxy.Conflicts()
+}
 
 // Calls counts the calls the endpoint received, SDK retries included; nil
 // for an external endpoint.
@@ -195,10 +236,12 @@ func attrN(item map[string]types.AttributeValue, name string) (int64, bool) {
 	return n, err == nil
 }
 
-// faultTransport sits under the SDK and plays bursts and lost responses.
+// faultTransport sits under the SDK and plays bursts, lost responses and
+// held calls (which it marks for the proxy to hold in flight).
 type faultTransport struct {
 	next   http.RoundTripper
 	bursts *bursts
+	held   *heldBodies // nil: no proxy to hold calls
 }
 
 func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -214,12 +257,24 @@ func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	p := planFrom(req.Context())
-	lose := false
+	lose, hold := false, false
 	switch op {
 	case "UpdateItem": // before the handler: the claim
 		lose = p != nil && !p.handlerDone.Load() && p.fire(LostClaimResponse)
+		hold = t.held != nil && p != nil && !p.handlerDone.Load() && p.fire(HeldClaim)
 	case "PutItem", "TransactWriteItems": // after the handler: the commit
 		lose = p != nil && p.handlerDone.Load() && p.fire(LostCommitResponse)
+		hold = t.held != nil && p != nil && p.handlerDone.Load() && p.fire(HeldCommit)
+	}
+	if hold {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		t.held.add(body)
+		p.closeHolding()
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || !lose {

@@ -27,12 +27,17 @@ const (
 	LeaseLapse
 	HandlerError
 	FailAfterExternal
+	HeldCommit
+	HeldClaim
 	numFaults
 )
 
+// holdFor is how long a held commit or claim stays in flight.
+const holdFor = 40 * time.Millisecond
+
 var faultNames = [numFaults]string{"none", "crash-after-claim", "crash-before-commit", "crash-after-commit",
 	"lost-commit-response", "lost-claim-response", "throttle-burst", "5xx-burst", "lease-lapse",
-	"handler-error", "fail-after-external"}
+	"handler-error", "fail-after-external", "held-commit", "held-claim"}
 
 func (f Fault) String() string {
 	if f >= 0 && f < numFaults {
@@ -68,6 +73,17 @@ type plan struct {
 	handlerDone atomic.Bool
 	// fired is set when the fault took effect.
 	fired atomic.Bool
+	// holding, for HeldCommit, is closed when the commit is held in flight
+	// (or when the request ends without a held commit).
+	holding     chan struct{}
+	holdingOnce sync.Once
+}
+
+// closeHolding lets the duplicates of a held commit go.
+func (p *plan) closeHolding() {
+	if p != nil && p.holding != nil {
+		p.holdingOnce.Do(func() { close(p.holding) })
+	}
 }
 
 type planKey struct{}
@@ -133,11 +149,22 @@ func (b *bursts) refusedCalls() int {
 // crashStore wraps a store and plays the crash faults of the plan in each
 // call's context: a dead attempt's calls never reach the inner store. When
 // lose is set it also plays the lost responses, by sending a call twice
-// (the second time as the client's retry after a lost answer); a backend
-// that loses responses below the SDK leaves that to its transport.
+// (the second time as the client's retry after a lost answer), and the
+// held claims and commits, by waiting before the call; a backend that
+// loses responses and holds calls below the SDK leaves that to its
+// transport.
 type crashStore struct {
 	inner lambdaidem.Store
 	lose  bool
+}
+
+// hold plays a held call of a backend without a transport: a wait before
+// the call (an in-memory store has no transaction conflicts to meet).
+func (s *crashStore) hold(p *plan, f Fault) {
+	if s.lose && p.fire(f) {
+		p.closeHolding()
+		time.Sleep(holdFor)
+	}
 }
 
 func (s *crashStore) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Record, bool, error) {
@@ -145,6 +172,7 @@ func (s *crashStore) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.
 	if p != nil && p.dead.Load() {
 		return lambdaidem.Record{}, false, errCrashed
 	}
+	s.hold(p, HeldClaim)
 	rec, ok, err := s.inner.Claim(ctx, c)
 	if s.lose && err == nil && ok && p.fire(LostClaimResponse) {
 		return s.inner.Claim(ctx, c)
@@ -163,6 +191,7 @@ func (s *crashStore) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaide
 		p.dead.Store(true)
 		return lambdaidem.Record{}, false, errCrashed
 	}
+	s.hold(p, HeldCommit)
 	rec, ok, err := s.inner.Commit(ctx, c)
 	switch {
 	case err == nil && ok && p.fire(CrashAfterCommit):

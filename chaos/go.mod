@@ -3,6 +3,7 @@ module github.com/lambdaidem/lambdaidem/chaos
 go 1.26
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/lambdaidem/lambdaidem v0.0.0-00010101000000-000000000000

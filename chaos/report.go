@@ -17,6 +17,7 @@ type Report struct {
 	Planned, Fired      map[string]int // faults by kind
 	Outcomes            map[string]int // requests by outcome class
 	RefusedCalls        int            // store calls refused by bursts
+	Conflicts           int            // writes the endpoint refused for a transaction conflict
 	ClockJumps          int            // lease lapses of the shared clock
 	AbandonedClaims     int            // INPROGRESS records at quiescence
 	UnknownAtQuiescence int            // UNKNOWN records at quiescence
@@ -26,7 +27,14 @@ type Report struct {
 	StoreCalls          map[string]int
 	Duplicates, Lost    int
 	Mismatched, Stuck   int
-	Violations          []string
+	// Unclassified counts requests that ended in an error matching none of
+	// the conditions a caller can act on (an adapter's HTTP 500).
+	Unclassified int
+	// Checked is how many requests (and end-of-run reads) the
+	// linearizability check verified; Linearizable is its verdict.
+	Checked      int
+	Linearizable bool
+	Violations   []string
 }
 
 // OK reports whether the run found no violation.
@@ -43,6 +51,7 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "    %-22s %6d\n", "store calls refused", r.RefusedCalls)
 	fmt.Fprintf(&b, "    %-22s %6d\n", "clock jumps", r.ClockJumps)
+	fmt.Fprintf(&b, "    %-22s %6d\n", "transaction conflicts", r.Conflicts)
 	fmt.Fprintf(&b, "  outcomes:\n")
 	for _, name := range sortedKeys(r.Outcomes) {
 		fmt.Fprintf(&b, "    %-22s %6d\n", name, r.Outcomes[name])
@@ -54,8 +63,10 @@ func (r *Report) String() string {
 	for _, name := range sortedKeys(r.StoreCalls) {
 		fmt.Fprintf(&b, " %s=%d", name, r.StoreCalls[name])
 	}
-	fmt.Fprintf(&b, "\n  duplicates %d, lost %d, mismatched responses %d, stuck records %d\n",
-		r.Duplicates, r.Lost, r.Mismatched, r.Stuck)
+	fmt.Fprintf(&b, "\n  duplicates %d, lost %d, mismatched responses %d, stuck records %d, unclassified errors (500) %d\n",
+		r.Duplicates, r.Lost, r.Mismatched, r.Stuck, r.Unclassified)
+	fmt.Fprintf(&b, "  linearizability (porcupine, per key, against the contract): %d operations, linearizable %v\n",
+		r.Checked, r.Linearizable)
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "  VIOLATION: %s\n", v)
 	}

@@ -120,6 +120,7 @@ func (p *Proxy) begin(op, token string, items []string) (f *flight, refusal *res
 		}
 	}
 	if found {
+		p.conflicts++
 		r := conflictResponse(tx, conflicts)
 		return nil, &r, nil
 	}
@@ -156,6 +157,15 @@ func (p *Proxy) InFlight() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.flights)
+}
+
+// Conflicts returns how many writes the proxy refused for a transaction
+// conflict (single-item writes answered TransactionConflictException and
+// cancelled transactions), since it started.
+func (p *Proxy) Conflicts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conflicts
 }
 
 // conflictResponse is DynamoDB's answer to a write that met another one in

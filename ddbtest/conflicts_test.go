@@ -119,6 +119,9 @@ func TestSingleWriteMeetsTransaction(t *testing.T) {
 			if !errors.As(err, &tce) {
 				t.Fatalf("%s during the transaction = %v; want TransactionConflictException", name, err)
 			}
+			if n := p.Conflicts(); n != 1 {
+				t.Fatalf("%d conflicts counted; want 1", n)
+			}
 			if n := p.Count(name); n != 1 {
 				t.Fatalf("%s sent %d times; want 1: the SDK does not retry TransactionConflictException", name, n)
 			}

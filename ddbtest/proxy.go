@@ -45,6 +45,7 @@ type Proxy struct {
 	schemas    map[string][]string   // table → key attribute names
 	flights    []*flight             // writes in flight (see conflicts.go)
 	ledger     ledger                // capacity charged (capacity.go)
+	conflicts  int                   // writes refused for a transaction conflict
 }
 
 // NewProxy returns a proxy in front of next, a DynamoDB emulator.
