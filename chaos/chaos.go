@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -279,6 +280,7 @@ func (r *run) newInstance(skew time.Duration, cache bool) (*instance, error) {
 	for k := range in.guards {
 		g, err := lambdaidem.New(r.store, func(o *lambdaidem.Options) {
 			o.Namespace = "chaos"
+			o.Logger = slog.New(slog.DiscardHandler) // thousands of injected failures; the report counts them
 			o.RetryHorizon = horizon
 			o.LeaseMargin = r.cfg.LeaseMargin
 			o.Now = func() time.Time { return r.clock.now(skew) }

@@ -5,7 +5,9 @@ package e2e
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
 	"github.com/lambdaidem/lambdaidem/internal/e2estack"
 )
 
@@ -111,6 +114,60 @@ func TestEndToEnd(t *testing.T) {
 		})
 		t.Run("a charge that outlives its timeout in one Lambda Managed Instances process is made once", func(t *testing.T) {
 			managedChargeOutlivesTimeout(t, s)
+		})
+
+		t.Run("8 duplicates while the first request's commit is in flight get no 5xx, make one payment, then the replay", func(t *testing.T) {
+			emb := s.needFaults(t)
+			ref, key := unique("held"), unique("key")
+			body := paymentBody(ref, 3100)
+			// The first request's commit stays in flight in the test endpoint
+			// for 1.5s: the duplicates' claims meet DynamoDB's
+			// TransactionConflictException (HTTP 400, not retried by the SDK).
+			var held atomic.Bool
+			emb.DynamoDB.Proxy.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: 1500 * time.Millisecond, Times: 1,
+				Match: func(b []byte) bool { return strings.Contains(string(b), ref) && held.CompareAndSwap(false, true) }})
+			conflictsBefore := emb.DynamoDB.Proxy.Conflicts()
+			first := make(chan reply, 1)
+			go func() { first <- s.postPayment(t, s.apiURL, key, body) }()
+			eventually(t, 10*time.Second, 5*time.Millisecond, "the first request's commit is in flight", held.Load)
+
+			const n = 8
+			replies := make([]reply, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { replies[i], errs[i] = s.tryPost(t.Context(), s.apiURL, key, body) })
+			}
+			wg.Wait()
+			created := <-first
+			if created.Status != http.StatusCreated || created.replayed() {
+				t.Fatalf("the first request: want 201, not replayed; got %s", created)
+			}
+			statuses := map[int]int{}
+			for i, r := range replies {
+				if errs[i] != nil {
+					t.Fatalf("duplicate %d: %v", i, errs[i])
+				}
+				statuses[r.Status]++
+				switch {
+				case r.Status == http.StatusConflict && r.Header.Get("Retry-After") != "":
+				case r.Status == http.StatusCreated && r.replayed() && r.Body == created.Body:
+				default:
+					t.Errorf("duplicate %d: want 409 with Retry-After or the replayed 201, got %s", i, r)
+				}
+			}
+			t.Logf("%d duplicates during the held commit: %v; the endpoint refused %d writes for a transaction conflict",
+				n, statuses, emb.DynamoDB.Proxy.Conflicts()-conflictsBefore)
+			if emb.DynamoDB.Proxy.Conflicts() == conflictsBefore {
+				t.Error("no duplicate met the held commit: the scenario tested nothing")
+			}
+			if got := len(itemsWhere(t, s.ddb, s.paymentsTable, "reference", ref)); got != 1 {
+				t.Fatalf("payments with reference %s: want exactly 1, got %d", ref, got)
+			}
+			again := s.postPayment(t, s.apiURL, key, body)
+			if again.Status != http.StatusCreated || !again.replayed() || again.Body != created.Body {
+				t.Fatalf("a retry after the commit: want the 201 replayed, got %s", again)
+			}
 		})
 
 		t.Run("the same key with another body gets 422 and never the first payment", func(t *testing.T) {
