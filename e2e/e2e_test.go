@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/lambdaidem/lambdaidem/internal/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/internal/e2estack"
 )
 
