@@ -125,7 +125,7 @@ bench:
 bench-managed:
 	cd bench && $(GO) run ./cmd/managed -out RESULTS.md -chart soak.png
 
-## chaos: the long randomized fault-injection run (~7 min; a bounded run is part of make test)
+## chaos: the long randomized fault-injection run (~20 min on a shared 2-core machine; a bounded run is part of make test)
 chaos:
 	cd chaos && $(GO) run ./cmd/chaos -ops 20000 -seed $${CHAOS_SEED:-42} -powertools 20
 
