@@ -69,8 +69,11 @@ api-check: $(APIDIFF)
 	if [ -n "$$out" ]; then echo "api-check: incompatible with $$base:"; echo "$$out"; exit 1; fi; \
 	echo "api-check: compatible with $$base"
 
-## mod-check: the library's go.mod requires nothing outside ROOT_ALLOW and replaces nothing
+## mod-check: the library's go.mod requires nothing outside ROOT_ALLOW and replaces nothing;
+## every module's go.mod and go.sum are tidy
 mod-check:
+	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null) || \
+	  { echo "$$m: go.mod or go.sum is not tidy: run go mod tidy there"; exit 1; }; done
 	@reqs=$$(awk '/^require \(/{b=1;next} b&&/^\)/{b=0;next} b&&NF{print $$1} /^require [^(]/{print $$2}' go.mod); \
 	bad=$$(for r in $$reqs; do ok=; for a in $(ROOT_ALLOW); do case $$a in \
 	  *%) case $$r in $${a%\%}*) ok=1;; esac;; *) [ "$$r" = "$$a" ] && ok=1;; esac; done; [ -n "$$ok" ] || echo $$r; done); \
