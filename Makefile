@@ -70,8 +70,10 @@ api-check: $(APIDIFF)
 	echo "api-check: compatible with $$base"
 
 ## mod-check: the library's go.mod requires nothing outside ROOT_ALLOW and replaces nothing;
-## every module's go.mod and go.sum are tidy
+## every module's go.mod and go.sum are tidy; every go.mod in the repository is in MODULES
 mod-check:
+	@for d in $$(git ls-files '*go.mod' | xargs -n1 dirname); do case " $(MODULES) cdk " in *" $$d "*) ;; \
+	  *) echo "$$d/go.mod: a module missing from MODULES in the Makefile (its tests would not run)"; exit 1;; esac; done
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null) || \
 	  { echo "$$m: go.mod or go.sum is not tidy: run go mod tidy there"; exit 1; }; done
 	@reqs=$$(awk '/^require \(/{b=1;next} b&&/^\)/{b=0;next} b&&NF{print $$1} /^require [^(]/{print $$2}' go.mod); \
