@@ -140,7 +140,7 @@ func (rep *report) ratios(run latencyRun) string {
 func (rep *report) writeMicro(b *strings.Builder, c config) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("## 2. CPU and memory per invocation\n\n")
-	p("`go test -c ./bench/micro`, then the binary run %d times over all benchmarks (`-test.bench . -test.benchmem -test.benchtime %s`): median and fastest of the runs. ", c.benchCount, c.benchtime)
+	p("`go test -c ./micro` in bench/, then the binary run %d times over all benchmarks (`-test.bench . -test.benchmem -test.benchtime %s`): median and fastest of the runs. ", c.benchCount, c.benchtime)
 	p("The wrapper over the in-memory store (`memstore`), the handler staging one business write; the event and the stored outcome are each about the payload size (the receipt echoes the event's note: order lines as text, `bench/payload`, which compress about as JSON does). ")
 	p("*First* is a new key (key, fingerprint, claim in claim-first, handler, outcome encoding, commit); *Replay/store* a duplicate answered from the store; *Replay/cache* one answered by the local cache. *Wrapper* is the time minus the bare handler's. The *-uncompressed* rows run with `NoCompression`, beside the default (outcomes above 512 bytes stored gzip); *Compression* is the codec alone on a JSON outcome at each flate level, with its ratio (encoded ÷ stored bytes).\n\n")
 	var bare1, bare64 float64
