@@ -62,7 +62,7 @@ func testBeginExternalAfterLapse(t *testing.T, mode lambdaidem.RenewMode) {
 		ownerErr <- err
 	}()
 	waitFor(t, "the claim", func() bool { return f.calls("claim") == 1 })
-	pastTheLease(f)
+	pastTheLease(t, f)
 	if mode == lambdaidem.RenewAlways {
 		waitFor(t, "the renewer to give the lease up", func() bool {
 			mu.Lock()
@@ -115,7 +115,7 @@ func TestReconcileWaitsForAnOwnerWhoseRenewalsNeverGotThrough(t *testing.T) {
 	ownerErr := make(chan error, 1)
 	go func() { ownerErr <- errOf(lambdaidem.Do(context.Background(), f.guard, c, p.payOnce)) }()
 	<-p.entered
-	pastTheLease(f)
+	pastTheLease(t, f)
 	if rec := f.onlyRecord(t); !rec.LeaseUntil.Before(f.clock.Now()) || !rec.External || !rec.RenewedAt.IsZero() {
 		t.Fatalf("record = %+v; want a lapsed lease with the external mark, never renewed", rec)
 	}
@@ -154,11 +154,11 @@ func refusingRenewals() *memstore.Store {
 }
 
 // pastTheLease moves f's clock past the test lease a second at a time,
-// giving the renewer its turn at each step.
-func pastTheLease(f *fixture) {
+// giving the renewer its turn at each step (see fixture.tick).
+func pastTheLease(t *testing.T, f *fixture) {
+	t.Helper()
 	for range int(testLease/time.Second) + 2 {
-		f.clock.Advance(time.Second)
-		time.Sleep(time.Millisecond)
+		f.tick(t, time.Second)
 	}
 }
 

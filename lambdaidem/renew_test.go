@@ -50,6 +50,34 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func (f *fixture) calls(op string) int { return f.store.Calls()[op] }
 
+// tick moves f's clock by d once the renewer of the fixture's only running
+// attempt waits on its timer. A renewer that has read the clock but not yet
+// set its timer would set it from the moved clock, later than it meant (a
+// delay made by the scheduler, which no real clock makes), and could lose
+// its lease for it. Without a renewer (RenewNever), or once no record holds
+// a lease past the clock's now (a renewer then only gives up, with no
+// timer), tick does not wait. Single-attempt tests only: a renewer that
+// stopped may leave its timer behind.
+func (f *fixture) tick(t *testing.T, d time.Duration) {
+	t.Helper()
+	if f.guard.Options().Renew == lambdaidem.RenewAlways {
+		waitFor(t, "the renewer to wait on its timer", func() bool { return f.clock.Timers() > 0 || !f.leaseHeld() })
+	}
+	f.clock.Advance(d)
+}
+
+// leaseHeld reports whether an in-progress record's lease ends after the
+// clock's now.
+func (f *fixture) leaseHeld() bool {
+	now := f.clock.Now()
+	for _, r := range f.store.Records() {
+		if r.Status == lambdaidem.StatusInProgress && r.LeaseUntil.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
 // provider is a payment provider whose charge call ignores the caller's
 // context and returns only when the test releases it. Its reconciliation
 // answer is the naive one: "not charged" while a charge is still in
@@ -146,23 +174,21 @@ func TestManagedInstancesOwnerPastItsDeadlineKeepsItsClaim(t *testing.T) {
 	}()
 	<-p.entered // the charge is in flight
 
-	// settle gives the renewer a moment to make its due renewal; the
-	// assertions are on what the duplicates get, and on the counts last.
-	settle := func(renewals int) {
-		for end := time.Now().Add(time.Second); f.calls("renew") < renewals && time.Now().Before(end); {
-			time.Sleep(time.Millisecond)
-		}
+	// renewed waits for the renewals due by now; the count is checked
+	// exactly last.
+	renewed := func(renewals int) {
+		waitFor(t, fmt.Sprintf("renewal %d", renewals), func() bool { return f.calls("renew") >= renewals })
 	}
-	f.clock.Advance(7 * time.Second) // 2/3 of the lease: the first renewal
-	settle(1)
+	f.tick(t, 7*time.Second) // 2/3 of the lease: the first renewal
+	renewed(1)
 	for _, step := range []struct {
 		by       time.Duration
 		renewals int
 	}{{4 * time.Second, 1}, {4 * time.Second, 2}, {7 * time.Second, 3}} {
 		// Past the original lease (10s), then past each renewal's due time
 		// (every 6.7s): the owner is still charging.
-		f.clock.Advance(step.by)
-		settle(step.renewals)
+		f.tick(t, step.by)
+		renewed(step.renewals)
 		errs := duplicates(f, 8, c, func(context.Context) (string, error) {
 			t.Error("a duplicate ran the handler while the owner was running")
 			return "", nil
@@ -229,15 +255,16 @@ func TestReconcileWaitsForAnOwnerThatRenewed(t *testing.T) {
 		ownerErr <- err
 	}()
 	<-p.entered
-	f.clock.Advance(7 * time.Second)
-	waitFor(t, "the first renewal", func() bool { return f.calls("renew") == 1 })
+	f.tick(t, 7*time.Second)
+	// Renewed on record, not only called: the store counts a call before
+	// it decides it.
+	waitFor(t, "the first renewal", func() bool { return !f.onlyRecord(t).RenewedAt.IsZero() })
 	outage.Lock()
 	down = true
 	outage.Unlock()
 	renewedAt := f.clock.Now()
 	for f.clock.Now().Before(renewedAt.Add(testLease + time.Second)) { // the renewed lease runs out, renewals failing
-		f.clock.Advance(time.Second)
-		time.Sleep(time.Millisecond)
+		f.tick(t, time.Second)
 	}
 	if rec := f.onlyRecord(t); !rec.LeaseUntil.Before(f.clock.Now()) || !rec.External {
 		t.Fatalf("record = %+v; want a lapsed lease with the external mark", rec)
@@ -345,6 +372,8 @@ func TestFencedOutRenewalCancelsTheAttempt(t *testing.T) {
 					res <- result{out, err}
 				}()
 				<-started
+				// The renewer waits on its timer before anything moves.
+				waitFor(t, "the renewer to wait on its timer", func() bool { return f.clock.Timers() == 1 })
 				c.intrude(t, f, f.onlyRecord(t).Token)
 				f.clock.Advance(7 * time.Second) // the renewal finds the record gone from its hands
 				select {
@@ -414,7 +443,7 @@ func TestRenewalCosts(t *testing.T) {
 		func() {
 			defer func() { recover() }()
 			lambdaidem.Do(ctx, f.guard, call("k", "x"), func(context.Context) (string, error) {
-				f.clock.Advance(7 * time.Second)
+				f.tick(t, 7*time.Second)
 				waitFor(t, "a renewal", func() bool { return f.calls("renew") == 1 })
 				panic("boom")
 			})
@@ -454,13 +483,18 @@ func TestRenewalCosts(t *testing.T) {
 			done <- err
 		}()
 		waitFor(t, "the claim", func() bool { return f.calls("claim") == 1 })
-		f.clock.Advance(7 * time.Second)
-		for i := 0; f.calls("renew") < 4; i++ { // three refusals, then the renewal
+		f.tick(t, 7*time.Second)
+		for i := 0; ; i++ { // three refusals, then the renewal
+			// Each step waits for the renewer to wait again, so the renew
+			// count is settled when it is read.
+			waitFor(t, "the renewer to wait on its timer", func() bool { return f.clock.Timers() > 0 })
+			if f.calls("renew") >= 4 {
+				break
+			}
 			if i == 5000 {
 				t.Fatalf("renew calls = %d; want retries", f.calls("renew"))
 			}
 			f.clock.Advance(100 * time.Millisecond) // the backoff, well within the lease
-			time.Sleep(time.Millisecond)
 		}
 		rec := f.onlyRecord(t)
 		if rec.LeaseUntil.Sub(f.clock.Now()) < 9*time.Second || rec.RenewedAt.IsZero() {
@@ -482,9 +516,8 @@ func TestRenewalCosts(t *testing.T) {
 			})
 		}()
 		waitFor(t, "the claim", func() bool { return f.calls("claim") == 1 })
-		for i := 0; i < 20; i++ {
-			f.clock.Advance(time.Second)
-			time.Sleep(2 * time.Millisecond)
+		for range 15 { // to MaxRunTime, where the renewed lease ends
+			f.tick(t, time.Second)
 		}
 		select {
 		case err := <-cause:
