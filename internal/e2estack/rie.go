@@ -34,6 +34,10 @@ const invokePath = "/2015-03-31/functions/function/invocations"
 // taskRoot is where Lambda Managed Instances mode looks for the bootstrap.
 const taskRoot = "/var/task"
 
+// ErrExited is returned by [Function.Invoke] once the function's emulator
+// has exited (see [Function.Exited]).
+var ErrExited = errors.New("e2estack: the execution environment has ended (its emulator exited)")
+
 // ErrRIENotFound is returned by [FindRIE] when no emulator binary is found.
 var ErrRIENotFound = errors.New("e2estack: aws-lambda-rie not found; install it with: go install " + RIEModule)
 
@@ -281,6 +285,17 @@ func (f *Function) Timeout() time.Duration { return f.timeout }
 // mode.
 func (f *Function) Managed() bool { return f.managed }
 
+// Exited is closed once the emulator's process has exited and its output
+// has been written to FunctionOptions.Log: the execution environment has
+// ended. The emulator shuts down when the function's runtime process exits
+// (a crash, or aws-lambda-go ending the process because the Runtime API
+// refused a response); Lambda would then route later invocations to a new
+// execution environment, and so must the caller ([StartFunction] again).
+// Waiting on Exited, rather than probing with an invocation, is what makes
+// that deterministic: an invocation sent between the runtime's failure
+// and the emulator's exit is lost with the process (Runtime.Unknown).
+func (f *Function) Exited() <-chan struct{} { return f.waited }
+
 // Invoke sends one synchronous invocation (RequestResponse) and returns what
 // the emulator answered. An error means the invocation could not be made
 // or its answer not read; a function error is an Invocation with
@@ -288,6 +303,11 @@ func (f *Function) Managed() bool { return f.managed }
 // time, a managed-mode one MaxConcurrency: further calls queue, as Lambda
 // routes them to a busy environment only when it has room.
 func (f *Function) Invoke(ctx context.Context, payload []byte) (Invocation, error) {
+	select {
+	case <-f.waited:
+		return Invocation{}, fmt.Errorf("%w: %s", ErrExited, f.name)
+	default:
+	}
 	if !f.managed {
 		f.invokeMu.Lock()
 		defer f.invokeMu.Unlock()
