@@ -2,7 +2,6 @@ package ddbtest
 
 import (
 	"net/http"
-	"time"
 )
 
 // Transaction conflicts, as the DynamoDB Developer Guide describes them
@@ -202,9 +201,9 @@ func conflictResponse(tx bool, conflicts []bool) response {
 // hold, then applies it in the serialization. Unless dep turns conflicts
 // off, a write is in flight from the start of its hold until it is
 // applied, and meets the writes in flight on its items as DynamoDB would.
-func (p *Proxy) apply(dep Departures, op string, header http.Header, body []byte, hold time.Duration) response {
+func (p *Proxy) apply(dep Departures, op string, header http.Header, body []byte, hold hold) response {
 	if dep.NoTransactionConflicts || !isWrite(op) {
-		sleep(hold)
+		hold.wait()
 		p.serial.Lock()
 		defer p.serial.Unlock()
 		return p.metered(dep, op, header, body)
@@ -233,21 +232,13 @@ func (p *Proxy) apply(dep Departures, op string, header http.Header, body []byte
 			p.serial.Lock()
 			continue
 		}
-		if hold > 0 {
+		if hold.some() {
 			p.serial.Unlock()
-			sleep(hold)
+			hold.wait()
 			p.serial.Lock()
 		}
 		resp := p.metered(dep, op, header, body)
 		p.end(f)
 		return resp
-	}
-}
-
-// sleep waits d, whatever happens to the request: DynamoDB finishes a
-// write whose client went away.
-func sleep(d time.Duration) {
-	if d > 0 {
-		time.Sleep(d)
 	}
 }

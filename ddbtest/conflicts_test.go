@@ -27,7 +27,9 @@ import (
 // DefaultRetryableErrorCodes, v1.48.0) lists TransactionInProgressException
 // but not TransactionConflictException.
 
-const hold = 400 * time.Millisecond
+// hold is how long TestHeldRefusal holds a refused call; the other tests
+// hold a write until they release it, whatever the scheduler's pace.
+const hold = 100 * time.Millisecond
 
 // twoItemTx writes items a and b in one transaction.
 func twoItemTx(table, a, b string) *dynamodb.TransactWriteItemsInput {
@@ -44,7 +46,7 @@ func inFlight(t *testing.T, p *ddbtest.Proxy, fn func() error) func() error {
 	t.Helper()
 	errc := make(chan error, 1)
 	go func() { errc <- fn() }()
-	deadline := time.Now().Add(hold / 2)
+	deadline := time.Now().Add(10 * time.Second)
 	for p.InFlight() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the held write never got in flight")
@@ -55,8 +57,8 @@ func inFlight(t *testing.T, p *ddbtest.Proxy, fn func() error) func() error {
 }
 
 // heldWorld starts an endpoint with a table holding b=old, holds the next
-// call of op for [hold], and starts write with it: it returns once that
-// write is in flight.
+// call of op, and starts write with it: it returns once that write is in
+// flight. wait releases the held write and returns its error.
 func heldWorld(t *testing.T, op string, write func(c *dynamodb.Client, table string) error) (p *ddbtest.Proxy, c *dynamodb.Client, table string, wait func() error) {
 	t.Helper()
 	ep := ddbtest.Start(t)
@@ -64,9 +66,10 @@ func heldWorld(t *testing.T, op string, write func(c *dynamodb.Client, table str
 	c = ep.Client()
 	table = newTable(t, c)
 	put(t, c, table, item("b", "old"))
-	p.Inject(ddbtest.Rule{Op: op, Hold: hold, Times: 1})
+	release := p.HoldNext(t, op)
 	p.ResetCalls()
-	return p, c, table, inFlight(t, p, func() error { return write(c, table) })
+	done := inFlight(t, p, func() error { return write(c, table) })
+	return p, c, table, func() error { release(); return done() }
 }
 
 // heldTx is the transaction on a and b that heldWorld holds.
@@ -157,22 +160,29 @@ func TestTransactionMeetsTransaction(t *testing.T) {
 // TransactionConflict; a second single-item write on that item is not
 // refused but waits its turn, as DynamoDB serializes them.
 func TestTransactionMeetsSingleWrite(t *testing.T) {
-	_, c, table, wait := heldWorld(t, "UpdateItem", func(c *dynamodb.Client, table string) error {
+	p, c, table, wait := heldWorld(t, "UpdateItem", func(c *dynamodb.Client, table string) error {
 		return singleWrites["UpdateItem"](c, table, "b")
 	})
 	_, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "a", "b"))
 	if got := reasons(err); len(got) != 2 || got[1] != "TransactionConflict" {
 		t.Fatalf("transaction = %v; want cancelled, reason TransactionConflict on b", err)
 	}
-	start := time.Now()
-	if err := singleWrites["PutItem"](c, table, "b"); err != nil {
-		t.Fatalf("a second single-item write on b: %v; want it to wait and succeed", err)
+	second := make(chan error, 1)
+	go func() { second <- singleWrites["PutItem"](c, table, "b") }()
+	for p.Count("PutItem") == 0 { // it reached the proxy
+		time.Sleep(time.Millisecond)
 	}
-	if d := time.Since(start); d < hold/4 {
-		t.Fatalf("the second single-item write took %v; want it to wait for the held one", d)
+	time.Sleep(50 * time.Millisecond) // a write that did not wait would be done by now
+	select {
+	case err := <-second:
+		t.Fatalf("a second single-item write on b ended (%v) while the first was held; want it to wait its turn", err)
+	default:
 	}
 	if err := wait(); err != nil {
 		t.Fatalf("the held UpdateItem: %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("a second single-item write on b: %v; want it to wait and succeed", err)
 	}
 	if get(t, c, table, "a") != nil {
 		t.Fatal("the cancelled transaction wrote item a")
@@ -184,20 +194,27 @@ func TestTransactionMeetsSingleWrite(t *testing.T) {
 // see the last committed state), are served at once.
 func TestConflictsSpareOtherItems(t *testing.T) {
 	p, c, table, wait := heldWorld(t, "TransactWriteItems", heldTx)
-	start := time.Now()
-	for name, write := range singleWrites {
-		if err := write(c, table, "z"); err != nil {
-			t.Fatalf("%s on another item: %v", name, err)
+	// The transaction stays held until wait releases it: these requests
+	// are served while it is, or they never end.
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		for name, write := range singleWrites {
+			if err := write(c, table, "z"); err != nil {
+				t.Errorf("%s on another item: %v", name, err)
+			}
 		}
-	}
-	if _, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "x", "y")); err != nil {
-		t.Fatalf("a transaction on other items: %v", err)
-	}
-	if v := value(get(t, c, table, "b"), "v"); v != "old" {
-		t.Fatalf("read of b during the transaction = %q; want the committed %q", v, "old")
-	}
-	if d := time.Since(start); d >= hold/2 {
-		t.Fatalf("requests on other items took %v; want them served while the transaction is held", d)
+		if _, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "x", "y")); err != nil {
+			t.Errorf("a transaction on other items: %v", err)
+		}
+		if v := value(get(t, c, table, "b"), "v"); v != "old" {
+			t.Errorf("read of b during the transaction = %q; want the committed %q", v, "old")
+		}
+	}()
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("requests on other items were not served while the transaction was held")
 	}
 	if p.InFlight() != 1 {
 		t.Fatalf("%d writes in flight; want the held transaction only", p.InFlight())
@@ -219,7 +236,7 @@ func TestTransactionInProgress(t *testing.T) {
 	p := ep.RequireProxy(t)
 	c := ep.Client(func(o *ddbtest.ClientOptions) { o.MaxAttempts = 1 })
 	table := newTable(t, c)
-	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: hold, Times: 1})
+	release := p.HoldNext(t, "TransactWriteItems")
 	tx := counterTx(table, "tok-in-flight")
 	wait := inFlight(t, p, func() error {
 		_, err := c.TransactWriteItems(context.Background(), tx)
@@ -228,6 +245,7 @@ func TestTransactionInProgress(t *testing.T) {
 	if _, err := c.TransactWriteItems(context.Background(), tx); apiCode(err) != "TransactionInProgressException" {
 		t.Fatalf("resend while in flight = %v; want TransactionInProgressException", err)
 	}
+	release()
 	if err := wait(); err != nil {
 		t.Fatalf("the held transaction: %v", err)
 	}
@@ -247,16 +265,26 @@ func TestConflictsOff(t *testing.T) {
 	p := ep.RequireProxy(t)
 	c := ep.Client()
 	table := newTable(t, c)
-	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: hold, Times: 1})
+	release := p.HoldNext(t, "TransactWriteItems")
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.TransactWriteItems(context.Background(), twoItemTx(table, "a", "b"))
 		errc <- err
 	}()
-	time.Sleep(hold / 4)
-	if err := singleWrites["UpdateItem"](c, table, "b"); err != nil {
-		t.Fatalf("write during the held transaction: %v; want success with conflicts off", err)
+	for p.Count("TransactWriteItems") == 0 { // the transaction reached the proxy, and is held
+		time.Sleep(time.Millisecond)
 	}
+	written := make(chan error, 1)
+	go func() { written <- singleWrites["UpdateItem"](c, table, "b") }()
+	select {
+	case err := <-written:
+		if err != nil {
+			t.Fatalf("write during the held transaction: %v; want success with conflicts off", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write on the held transaction's item waited for it; want it served at once with conflicts off")
+	}
+	release()
 	if err := <-errc; err != nil {
 		t.Fatalf("the held transaction: %v", err)
 	}
@@ -272,7 +300,7 @@ func TestHeldRefusal(t *testing.T) {
 	p := ep.RequireProxy(t)
 	c := ep.Client(func(o *ddbtest.ClientOptions) { o.MaxAttempts = 1 })
 	table := newTable(t, c)
-	p.Inject(ddbtest.Rule{Op: "PutItem", Fault: ddbtest.Throttling, Hold: 100 * time.Millisecond, Times: 1})
+	p.Inject(ddbtest.Rule{Op: "PutItem", Fault: ddbtest.Throttling, Hold: hold, Times: 1})
 	var wg sync.WaitGroup
 	start := time.Now()
 	wg.Go(func() {
@@ -285,7 +313,7 @@ func TestHeldRefusal(t *testing.T) {
 		t.Error("a refused call was put in flight")
 	}
 	wg.Wait()
-	if d := time.Since(start); d < 100*time.Millisecond {
+	if d := time.Since(start); d < hold {
 		t.Fatalf("refusal answered after %v; want the hold first", d)
 	}
 }

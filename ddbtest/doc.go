@@ -67,8 +67,9 @@
 //     TransactionConflict, and a transaction resent with the
 //     ClientRequestToken of one still running gets
 //     TransactionInProgressException. A [Rule] with a Hold keeps a write in
-//     flight for a set duration; requests on other items are not blocked,
-//     and reads see the last committed state.
+//     flight for a set duration, or with an Until channel until the test
+//     closes it; requests on other items are not blocked, and reads see the
+//     last committed state.
 //
 // The proxy serializes the execution of requests: the old-item read and
 // the request it belongs to must not interleave with another write. A held

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"testing"
 	"time"
 )
 
@@ -78,7 +80,31 @@ type Rule struct {
 	// Requests on other items are not blocked. A refused call is answered
 	// after the hold; a lost one is applied after it. Default 0.
 	Hold time.Duration
+	// Until, if set, extends the hold until it is closed: a test holds a
+	// write in flight for exactly as long as it needs, whatever the
+	// scheduler's pace. Default nil.
+	Until <-chan struct{}
 }
+
+// hold is how long a matched call is held: d, then until until is closed.
+type hold struct {
+	d     time.Duration
+	until <-chan struct{}
+}
+
+// wait holds the call, whatever happens to its request: DynamoDB finishes
+// a write whose client went away.
+func (h hold) wait() {
+	if h.d > 0 {
+		time.Sleep(h.d)
+	}
+	if h.until != nil {
+		<-h.until
+	}
+}
+
+// some reports whether the call is held at all.
+func (h hold) some() bool { return h.d > 0 || h.until != nil }
 
 type rule struct {
 	Rule
@@ -99,6 +125,19 @@ func (p *Proxy) Inject(r Rule) (remove func()) {
 	}
 }
 
+// HoldNext holds the next call of op (every operation for "") until the
+// returned release is called, at the latest when the test ends: a
+// [Rule] with Until, spent after one call. release may be called more
+// than once.
+func (p *Proxy) HoldNext(t testing.TB, op string) (release func()) {
+	until := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(until) }) }
+	t.Cleanup(release)
+	p.Inject(Rule{Op: op, Until: until, Times: 1})
+	return release
+}
+
 // ClearFaults removes every fault rule.
 func (p *Proxy) ClearFaults() {
 	p.mu.Lock()
@@ -108,7 +147,7 @@ func (p *Proxy) ClearFaults() {
 
 // fault decides the fault and the hold for one call, spending the
 // matching rule.
-func (p *Proxy) fault(op string, body []byte) (Fault, time.Duration) {
+func (p *Proxy) fault(op string, body []byte) (Fault, hold) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range p.rules {
@@ -120,12 +159,12 @@ func (p *Proxy) fault(op string, body []byte) (Fault, time.Duration) {
 		}
 		r.seen++
 		if r.seen <= r.After {
-			return NoFault, 0
+			return NoFault, hold{}
 		}
 		r.fired++
-		return r.Fault, r.Hold
+		return r.Fault, hold{r.Hold, r.Until}
 	}
-	return NoFault, 0
+	return NoFault, hold{}
 }
 
 // refuses reports whether f answers without applying the call.

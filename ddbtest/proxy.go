@@ -142,7 +142,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	fault, hold := p.fault(op, body)
 	if fault.refuses() {
-		sleep(hold)
+		hold.wait()
 		fault.write(w, body)
 		return
 	}

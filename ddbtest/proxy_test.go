@@ -155,21 +155,24 @@ func TestTransactionConflictFault(t *testing.T) {
 	}
 }
 
-// TestLatency: every call takes at least the configured latency.
+// TestLatency: every call takes at least the configured latency, and none
+// once it is set to 0. The latency is long enough (1s) that a call under a
+// loaded scheduler does not take it by itself.
 func TestLatency(t *testing.T) {
-	ep := ddbtest.Start(t, func(o *ddbtest.ProxyOptions) { o.Latency = 30 * time.Millisecond })
+	const latency = time.Second
+	ep := ddbtest.Start(t, func(o *ddbtest.ProxyOptions) { o.Latency = latency })
 	p := ep.RequireProxy(t)
 	c := ep.Client()
 	table := newTable(t, c)
 	start := time.Now()
 	get(t, c, table, "x")
-	if d := time.Since(start); d < 30*time.Millisecond {
-		t.Fatalf("call took %v; want at least 30ms", d)
+	if d := time.Since(start); d < latency {
+		t.Fatalf("call took %v; want at least %v", d, latency)
 	}
 	p.SetLatency(0)
 	start = time.Now()
 	get(t, c, table, "x")
-	if d := time.Since(start); d >= 30*time.Millisecond {
+	if d := time.Since(start); d >= latency {
 		t.Fatalf("call took %v after SetLatency(0)", d)
 	}
 }

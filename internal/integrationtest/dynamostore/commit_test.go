@@ -167,22 +167,30 @@ func TestThrottledTransactionIsRetried(t *testing.T) {
 }
 
 // TestTransactionConflictWithinDeadline: conflict retries stop when the
-// context's deadline would pass before the next one.
+// context's deadline would pass before the next one, with ErrInProgress.
+// The deadline is real time; its bounds leave the scheduler ample slack
+// (a first answer within a second, a return within 4s past the deadline)
+// and still fail a store that retries past it: with 1000 retries of
+// 10ms on average it would send 1001 transactions over some 10s.
 func TestTransactionConflictWithinDeadline(t *testing.T) {
+	const retries, deadline = 1000, time.Second
 	e := newEnv(t, func(o *dynamostore.Options) {
-		o.ConflictRetries = 100
+		o.ConflictRetries = retries
 		o.ConflictBackoff = 20 * time.Millisecond
 		o.ConflictMaxBackoff = 20 * time.Millisecond
 	})
 	p := e.proxy(t)
 	e.claim(t, "k", "A")
+	p.ResetCalls()
 	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Fault: ddbtest.TransactionConflict})
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	start := time.Now()
 	_, _, err := e.store.Commit(ctx, commitOf("k", "A", e.order("a")))
-	if !errors.Is(err, lambdaidem.ErrInProgress) || time.Since(start) > 300*time.Millisecond {
-		t.Fatalf("Commit = %v after %v; want ErrInProgress within the deadline", err, time.Since(start))
+	took := time.Since(start)
+	n := p.Count("TransactWriteItems")
+	if !errors.Is(err, lambdaidem.ErrInProgress) || n < 2 || n > retries || took > deadline+4*time.Second {
+		t.Fatalf("Commit = %v after %v and %d transactions; want ErrInProgress at the deadline (%v), having retried, before %d tries", err, took, n, deadline, retries+1)
 	}
 }
 

@@ -31,27 +31,35 @@ import (
 func patient(o *dynamostore.Options) { o.ConflictRetries = 1000 }
 
 // heldRecord is a world where attempt A holds the record "k" and a
-// transaction that checks the record is held in flight for d; it returns
-// once the transaction is in flight, with the call counts reset.
-func heldRecord(t *testing.T, d time.Duration) (*env, *ddbtest.Proxy) {
+// transaction that checks the record is held in flight until the returned
+// release is called (or the test ends); it returns once the transaction is
+// in flight, with the call counts reset. The hold does not depend on how
+// fast the scheduler runs the test.
+func heldRecord(t *testing.T) (*env, *ddbtest.Proxy, func()) {
 	t.Helper()
 	e := newEnv(t, patient)
 	p := e.proxy(t)
 	e.claim(t, "k", "A")
-	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: d, Times: 1})
+	release := p.HoldNext(t, "TransactWriteItems")
 	go func() {
 		_, _ = e.client.TransactWriteItems(context.Background(), &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{ConditionCheck: &types.ConditionCheck{TableName: aws.String(e.table), Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}},
 				ConditionExpression: aws.String("attribute_exists(id)")}},
 		}})
 	}()
-	for deadline := time.Now().Add(d / 2); p.InFlight() == 0; time.Sleep(time.Millisecond) {
+	waitUntil(t, "the held transaction to get in flight", func() bool { return p.InFlight() > 0 })
+	p.ResetCalls()
+	return e, p, release
+}
+
+// waitUntil polls cond, in real time, for at most 10s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the held transaction never got in flight")
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
-	p.ResetCalls()
-	return e, p
 }
 
 // TestEveryWriteRetriesConflicts: every write of the store that meets a
@@ -88,8 +96,8 @@ func TestEveryWriteRetriesConflicts(t *testing.T) {
 		}, true},
 	} {
 		t.Run(c.name+"/outlasted", func(t *testing.T) {
-			e, p := heldRecord(t, time.Second)
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			e, p, _ := heldRecord(t) // held past the deadline
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			ok, err := c.call(ctx, e)
 			if ok || !errors.Is(err, lambdaidem.ErrInProgress) || errors.Is(err, lambdaidem.ErrStoreUnavailable) {
@@ -100,13 +108,31 @@ func TestEveryWriteRetriesConflicts(t *testing.T) {
 			}
 		})
 		t.Run(c.name+"/retried", func(t *testing.T) {
-			e, p := heldRecord(t, 100*time.Millisecond)
-			ok, err := c.call(context.Background(), e)
-			if ok != c.want || err != nil {
-				t.Fatalf("%s after a conflict = %v, %v; want %v, nil", c.name, ok, err, c.want)
+			e, p, release := heldRecord(t)
+			type result struct {
+				ok  bool
+				err error
 			}
-			if n := p.Count(c.op); n < 2 {
-				t.Fatalf("%s sent %d times; want it to have met the conflict and retried", c.op, n)
+			res := make(chan result, 1)
+			go func() {
+				ok, err := c.call(context.Background(), e)
+				res <- result{ok, err}
+			}()
+			// A second send while the transaction is still held: the first
+			// met the conflict, and the call retries it.
+			for end := time.Now().Add(10 * time.Second); p.Count(c.op) < 2; {
+				select {
+				case r := <-res:
+					t.Fatalf("%s during the conflict = %v, %v after %d sends; want it retried until the conflict ends", c.name, r.ok, r.err, p.Count(c.op))
+				case <-time.After(time.Millisecond):
+				}
+				if time.Now().After(end) {
+					t.Fatalf("%s sent %d times in 10s; want it to have met the conflict and retried", c.op, p.Count(c.op))
+				}
+			}
+			release()
+			if r := <-res; r.ok != c.want || r.err != nil {
+				t.Fatalf("%s after a conflict = %v, %v; want %v, nil", c.name, r.ok, r.err, c.want)
 			}
 		})
 	}
@@ -189,12 +215,12 @@ func TestDuplicateMeetsHeldCommit(t *testing.T) {
 		want     error // nil: the replay
 	}{
 		{"retried to the replay", 10 * time.Second, nil},
-		{"deadline first", 300 * time.Millisecond, lambdaidem.ErrInProgress},
+		{"deadline first", time.Second, lambdaidem.ErrInProgress},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, patient)
 			p := e.proxy(t)
-			p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: time.Second, Times: 1})
+			release := p.HoldNext(t, "TransactWriteItems")
 			g := e.guard(t, nil)
 			owner := make(chan error, 1)
 			committing := make(chan struct{})
@@ -206,13 +232,23 @@ func TestDuplicateMeetsHeldCommit(t *testing.T) {
 				owner <- err
 			}()
 			<-committing
-			for deadline := time.Now().Add(5 * time.Second); p.InFlight() == 0; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the owner's commit never got in flight")
-				}
+			waitUntil(t, "the owner's commit to get in flight", func() bool { return p.InFlight() > 0 })
+			p.ResetCalls()
+			if c.want == nil {
+				// Held until the duplicate's claim met it and was sent again.
+				go func() {
+					for end := time.Now().Add(10 * time.Second); p.Count("UpdateItem") < 2 && time.Now().Before(end); {
+						time.Sleep(time.Millisecond)
+					}
+					release()
+				}()
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), c.deadline)
 			defer cancel()
+			if c.want != nil {
+				// Held past the duplicate's deadline.
+				go func() { <-ctx.Done(); release() }()
+			}
 			out, err := lambdaidem.Do(ctx, g, call("k"), func(ctx context.Context) (string, error) {
 				t.Error("the duplicate ran the handler")
 				return "", nil

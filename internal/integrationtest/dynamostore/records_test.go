@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
@@ -459,7 +458,7 @@ func TestSettlingDuringATransactionIsRefused(t *testing.T) {
 	ctx := context.Background()
 	leaveUnknown(t, g, "in-flight")
 	rec, _ := r.Read(ctx, recordKey("in-flight"))
-	p.Inject(ddbtest.Rule{Op: "TransactWriteItems", Hold: 400 * time.Millisecond, Times: 1})
+	release := p.HoldNext(t, "TransactWriteItems")
 	outcome, _ := lambdaidem.EncodeStoredOutcome(lambdaidem.StoredOutcome{Value: []byte(`"reconciled"`)})
 	done := make(chan error, 1)
 	go func() {
@@ -473,10 +472,11 @@ func TestSettlingDuringATransactionIsRefused(t *testing.T) {
 		}
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // the transaction is in flight
+	waitUntil(t, "the transaction to get in flight", func() bool { return p.InFlight() > 0 })
 	if err := r.Forget(ctx, rec); !errors.Is(err, dynamostore.ErrRecordChanged) {
 		t.Fatalf("Forget during the transaction = %v; want ErrRecordChanged", err)
 	}
+	release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
