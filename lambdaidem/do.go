@@ -119,13 +119,10 @@ type op[Out any] struct {
 	key string
 }
 
-// verdict is what looking at an existing record decided.
-type verdict int
-
-const (
-	answered verdict = iota // out and err are the answer
-	reclaim                 // the record is gone or its lease lapsed: claim again
-)
+// errReclaim is what looking at a record in the way answers when the call
+// should claim again: the record is gone, expired, released, or its lease
+// lapsed. It never leaves Do.
+var errReclaim = errors.New("lambdaidem: claim again")
 
 func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 	var zero Out
@@ -164,15 +161,10 @@ func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 			o.log(ctx, slog.LevelError, "claim failed", slog.Any("error", err))
 			return zero, serr
 		}
-		if !claimed && rec.Token == token && rec.Status == StatusInProgress {
-			// Our claim was applied but its response lost; the retry saw our own record.
-			claimed = true
-		}
-		if claimed {
+		if claimed || ownLostClaim(rec, token) {
 			return o.run(ctx, rec, token)
 		}
-		out, err, v := o.existing(ctx, rec)
-		if v == answered {
+		if out, err := o.existing(ctx, rec); !errors.Is(err, errReclaim) {
 			return out, err
 		}
 	}
@@ -226,37 +218,21 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		o.abandon(ctx, fence, external)
 		return zero, encErr
 	}
-	now := opts.Now()
-	fctx, cancel := o.finishContext(ctx)
-	defer cancel()
-	cur, committed, cerr := o.g.store.Commit(fctx, Commit{
-		Key:         o.key,
-		Token:       token,
-		Fingerprint: o.c.Fingerprint,
-		Outcome:     data,
-		Now:         now,
-		ExpiresAt:   now.Add(opts.RetryHorizon),
-		Attempts:    rec.Attempts,
-		CreatedAt:   rec.CreatedAt,
-		Effects:     effects,
-	})
-	if cerr != nil {
+	cur, stored, cerr := o.commit(ctx, token, rec, data, effects, false)
+	switch {
+	case cerr != nil:
 		o.abandon(ctx, fence, external)
 		return zero, o.commitFailed(ctx, cerr)
+	case stored:
+		return out, unmark(err)
+	case cur.Status == StatusCompleted && cur.Live(opts.Now()) && cur.Fingerprint == o.c.Fingerprint:
+		// Fenced out by a reconciler that resolved this attempt's record
+		// (under its token) while it was stalled: what is stored is the
+		// outcome.
+		return o.replay(ctx, cur, "store")
 	}
-	if !committed && !(cur.Status == StatusCompleted && cur.Token == token && bytes.Equal(cur.Outcome, data)) {
-		// Fenced out: the lease lapsed and another attempt took over, or a
-		// reconciler resolved this attempt's record (under its token) while
-		// it was stalled. What is stored is the outcome.
-		if cur.Status == StatusCompleted && cur.Live(opts.Now()) && cur.Fingerprint == o.c.Fingerprint {
-			return o.replay(ctx, cur, "store")
-		}
-		return zero, o.conflict(ctx, ErrLeaseLost, cur)
-	}
-	// Committed, or committed by an earlier try whose response was lost.
-	o.committed(ctx, rec, now)
-	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: stored(cur, now.Add(opts.RetryHorizon))})
-	return out, unmark(err)
+	// Fenced out: the lease lapsed and another attempt took over.
+	return zero, o.conflict(ctx, ErrLeaseLost, cur)
 }
 
 func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
@@ -275,21 +251,7 @@ func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 	}
 	token := opts.NewToken()
 	for round := 0; round < maxRounds; round++ {
-		now := opts.Now()
-		fctx, cancel := o.finishContext(ctx)
-		cur, committed, cerr := o.g.store.Commit(fctx, Commit{
-			Key:         o.key,
-			Token:       token,
-			Fingerprint: o.c.Fingerprint,
-			Outcome:     data,
-			Now:         now,
-			ExpiresAt:   now.Add(opts.RetryHorizon),
-			Attempts:    1,
-			CreatedAt:   now,
-			Claim:       true,
-			Effects:     effects,
-		})
-		cancel()
+		cur, stored, cerr := o.commit(ctx, token, Record{Attempts: 1}, data, effects, true)
 		if cerr != nil {
 			if opts.FailOpen && len(effects) == 0 && errors.Is(cerr, ErrStoreUnavailable) {
 				// The commit is the claim in this mode: fail open as a claim would.
@@ -300,13 +262,10 @@ func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 			}
 			return zero, o.commitFailed(ctx, cerr)
 		}
-		if committed || (cur.Status == StatusCompleted && cur.Token == token) {
-			o.committed(ctx, Record{Status: StatusCompleted, Attempts: 1}, now)
-			o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: stored(cur, now.Add(opts.RetryHorizon))})
+		if stored {
 			return out, unmark(err)
 		}
-		rout, rerr, v := o.existing(ctx, cur)
-		if v == answered {
+		if rout, rerr := o.existing(ctx, cur); !errors.Is(rerr, errReclaim) {
 			return rout, rerr
 		}
 	}
@@ -329,22 +288,73 @@ func (o *op[Out]) commitFailed(ctx context.Context, err error) error {
 	return o.storeError(ctx, "commit", err)
 }
 
-// existing decides what a duplicate gets from the record in its way.
-//
-//lint:ignore ST1008 the verdict triple goes with the do.go cleanup (issue 14)
-func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error, verdict) {
+// commit stores data, the encoded outcome, as the outcome of attempt token,
+// with the staged effects, in one Store.Commit on the finish context. rec is
+// the claim it commits (its attempt count and creation time); claim makes
+// the commit the claim as well (optimistic mode: a first attempt, created
+// now). stored reports whether the outcome is in the store: committed now,
+// or by an earlier try whose response was lost ([ownLostCommit]); then the
+// commit is reported to Hooks.OnCommit and the outcome cached. Otherwise
+// cur is the record in the way.
+func (o *op[Out]) commit(ctx context.Context, token string, rec Record, data []byte, effects []any, claim bool) (cur Record, stored bool, err error) {
+	opts := &o.g.opts
+	now := opts.Now()
+	created := rec.CreatedAt
+	if claim {
+		created = now
+	}
+	fctx, cancel := o.finishContext(ctx)
+	defer cancel()
+	cur, committed, err := o.g.store.Commit(fctx, Commit{
+		Key:         o.key,
+		Token:       token,
+		Fingerprint: o.c.Fingerprint,
+		Outcome:     data,
+		Now:         now,
+		ExpiresAt:   now.Add(opts.RetryHorizon),
+		Attempts:    rec.Attempts,
+		CreatedAt:   created,
+		Claim:       claim,
+		Effects:     effects,
+	})
+	if err != nil || (!committed && !ownLostCommit(cur, token, data)) {
+		return cur, false, err
+	}
+	o.committed(ctx, rec, now)
+	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: storedUntil(cur, now.Add(opts.RetryHorizon))})
+	return cur, true, nil
+}
+
+// ownLostCommit reports whether cur, the record a refused commit of data
+// under token found in its way, is that very commit, applied by an earlier
+// try whose response was lost (the store's retry then fails its
+// condition). The token alone does not tell: a reconciler commits an
+// UNKNOWN record under its owner's token, so the stored outcome must also
+// be these bytes.
+func ownLostCommit(cur Record, token string, data []byte) bool {
+	return cur.Status == StatusCompleted && cur.Token == token && bytes.Equal(cur.Outcome, data)
+}
+
+// ownLostClaim reports whether rec, the record a refused claim with token
+// found, is that claim, applied by an earlier try whose response was lost.
+func ownLostClaim(rec Record, token string) bool {
+	return rec.Status == StatusInProgress && rec.Token == token
+}
+
+// existing decides what a duplicate gets from the record in its way, or
+// [errReclaim].
+func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error) {
 	var zero Out
 	opts := &o.g.opts
 	if !rec.Live(opts.Now()) {
-		return zero, nil, reclaim
+		return zero, errReclaim
 	}
 	if rec.Fingerprint != o.c.Fingerprint {
-		return zero, o.conflict(ctx, ErrKeyReused, rec), answered
+		return zero, o.conflict(ctx, ErrKeyReused, rec)
 	}
 	switch rec.Status {
 	case StatusCompleted:
-		out, err := o.replay(ctx, rec, "store")
-		return out, err, answered
+		return o.replay(ctx, rec, "store")
 	case StatusUnknown:
 		return o.reconcile(ctx, rec)
 	case StatusInProgress:
@@ -352,7 +362,7 @@ func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error, verdict
 			if opts.InFlight == Wait {
 				return o.wait(ctx, rec)
 			}
-			return zero, o.conflict(ctx, ErrInProgress, rec), answered
+			return zero, o.conflict(ctx, ErrInProgress, rec)
 		}
 		if rec.External {
 			// Its owner began an external effect and never finished: as
@@ -360,24 +370,22 @@ func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error, verdict
 			// An owner that renewed may still be running, though: asking
 			// the downstream API now could race its call.
 			if o.ownerMayRun(rec, opts.Now()) {
-				return zero, o.conflict(ctx, ErrInProgress, rec), answered
+				return zero, o.conflict(ctx, ErrInProgress, rec)
 			}
 			return o.reconcile(ctx, rec)
 		}
-		return zero, nil, reclaim
+		return zero, errReclaim
 	}
-	return zero, fmt.Errorf("lambdaidem: record %s has unknown status %q", rec.Key, rec.Status), answered
+	return zero, fmt.Errorf("lambdaidem: record %s has unknown status %q", rec.Key, rec.Status)
 }
 
 // wait polls an in-progress record until it is resolved or the wait ends.
 // At most Options.MaxWaiters calls wait on one key at once.
-//
-//lint:ignore ST1008 the verdict triple goes with the do.go cleanup (issue 14)
-func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error, verdict) {
+func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error) {
 	var zero Out
 	opts := &o.g.opts
 	if !o.g.waiters.enter(o.key, opts.MaxWaiters) {
-		return zero, o.conflict(ctx, ErrInProgress, rec), answered
+		return zero, o.conflict(ctx, ErrInProgress, rec)
 	}
 	defer o.g.waiters.leave(o.key)
 	// The wait is bounded in real time, whatever clock Options.Now is, and
@@ -395,16 +403,16 @@ func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error, verdict) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return zero, o.conflict(ctx, ErrInProgress, rec), answered
+			return zero, o.conflict(ctx, ErrInProgress, rec)
 		case <-giveUp.C:
 			t.Stop()
-			return zero, o.conflict(ctx, ErrInProgress, rec), answered
+			return zero, o.conflict(ctx, ErrInProgress, rec)
 		case <-t.C:
 		}
 		interval = min(2*interval, time.Second)
 		cur, err := o.g.store.Get(ctx, o.key, opts.Now())
 		if err != nil {
-			return zero, o.storeError(ctx, "get", err), answered
+			return zero, o.storeError(ctx, "get", err)
 		}
 		if cur.Status != StatusInProgress || cur.LeaseUntil.Before(opts.Now()) {
 			return o.existing(ctx, cur)
@@ -413,51 +421,43 @@ func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error, verdict) {
 	}
 }
 
-// reconcile resolves an UNKNOWN record with the Call's reconcile function.
-//
-//lint:ignore ST1008 the verdict triple goes with the do.go cleanup (issue 14)
-func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error, verdict) {
+// reconcile resolves an UNKNOWN record with the Call's reconcile function,
+// or answers [errReclaim] when the record was released (the effect did not
+// happen) or resolved by someone else.
+func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error) {
 	var zero Out
-	opts := &o.g.opts
 	if o.c.Reconcile == nil {
-		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec), answered
+		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
 	}
 	out, done, err := o.c.Reconcile(ctx, Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt, RenewedAt: rec.RenewedAt})
 	if err != nil {
 		o.log(ctx, slog.LevelWarn, "reconcile failed", slog.Any("error", err))
-		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec), answered
+		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
 	}
-	fence := Fence{Key: rec.Key, Token: rec.Token}
-	fctx, cancel := o.finishContext(ctx)
-	defer cancel()
 	if !done {
-		if _, err := o.g.store.Release(fctx, fence); err != nil {
-			return zero, o.storeError(ctx, "release", err), answered
+		fctx, cancel := o.finishContext(ctx)
+		defer cancel()
+		if _, err := o.g.store.Release(fctx, Fence{Key: rec.Key, Token: rec.Token}); err != nil {
+			return zero, o.storeError(ctx, "release", err)
 		}
-		return zero, nil, reclaim // released, or resolved by someone else: look again
+		return zero, errReclaim // released, or resolved by someone else: look again
 	}
 	data, err := o.encode(ctx, out, nil)
 	if err != nil {
-		return zero, err, answered
+		return zero, err
 	}
-	now := opts.Now()
-	cur, committed, err := o.g.store.Commit(fctx, Commit{
-		Key: rec.Key, Token: rec.Token, Fingerprint: rec.Fingerprint, Outcome: data,
-		Now: now, ExpiresAt: now.Add(opts.RetryHorizon), Attempts: rec.Attempts, CreatedAt: rec.CreatedAt,
-	})
-	if err != nil {
-		return zero, o.storeError(ctx, "commit", err), answered
+	// The record's fingerprint is the call's (existing refused any other).
+	_, stored, err := o.commit(ctx, rec.Token, rec, data, nil, false)
+	switch {
+	case err != nil:
+		return zero, o.storeError(ctx, "commit", err)
+	case !stored:
+		// Resolved by someone else (another reconciler commits under the
+		// same token, with an outcome of its own): look again and answer
+		// with what is stored.
+		return zero, errReclaim
 	}
-	if !committed {
-		// Resolved by someone else: another reconciler commits with the same
-		// token, so a COMPLETED record with rec.Token need not hold our
-		// outcome (nor, after a lost response, need it not). Look again and
-		// answer with what is stored.
-		return zero, nil, reclaim
-	}
-	o.committed(ctx, rec, now)
-	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: rec.Fingerprint, Outcome: data, ExpiresAt: stored(cur, now.Add(opts.RetryHorizon))})
-	return out, nil, answered
+	return out, nil
 }
 
 // abandon ends a failed attempt: release the claim so a retry runs again,
@@ -501,11 +501,11 @@ func (o *op[Out]) releaseErrored(ctx context.Context, token string) {
 	}
 }
 
-// stored is when a record just committed expires, for the local cache: the
+// storedUntil is when a record just committed expires, for the local cache: the
 // expiration the store returned with the record (stores keep it in whole
 // seconds), else the one the commit asked for, cut to the second below, so
 // that a cached replay never outlives the stored record.
-func stored(rec Record, asked time.Time) time.Time {
+func storedUntil(rec Record, asked time.Time) time.Time {
 	if !rec.ExpiresAt.IsZero() && rec.ExpiresAt.Before(asked) {
 		return rec.ExpiresAt
 	}

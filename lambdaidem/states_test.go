@@ -3,6 +3,7 @@ package lambdaidem_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -192,7 +193,12 @@ func TestLostResponsesAreRecognisedAsOwnSuccess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := memstore.New()
 			tc.l.Store = s
-			g, err := lambdaidem.New(&tc.l, func(o *lambdaidem.Options) { o.Mode = tc.mode })
+			var commits, replays atomic.Int32
+			g, err := lambdaidem.New(&tc.l, func(o *lambdaidem.Options) {
+				o.Mode = tc.mode
+				o.Hooks.OnCommit = func(context.Context, lambdaidem.Event) { commits.Add(1) }
+				o.Hooks.OnReplay = func(context.Context, lambdaidem.Event) { replays.Add(1) }
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,6 +210,10 @@ func TestLostResponsesAreRecognisedAsOwnSuccess(t *testing.T) {
 			}
 			if len(s.Items("payments")) != 1 {
 				t.Fatal("want exactly one business item")
+			}
+			// Its own commit, not a duplicate's replay of it.
+			if commits.Load() != 1 || replays.Load() != 0 {
+				t.Fatalf("OnCommit %d, OnReplay %d times; want 1 and 0", commits.Load(), replays.Load())
 			}
 		})
 	}
