@@ -11,7 +11,8 @@ import (
 )
 
 // Stored outcomes above Options.CompressAbove are kept as a gzip stream
-// (RFC 1952, compress/gzip) of their encoded form: at flate.BestSpeed up to
+// (RFC 1952, compress/gzip) of their encoded form: Huffman coding only
+// (flate.HuffmanOnly) up to huffmanUpTo bytes, at flate.BestSpeed up to
 // denseAbove bytes, at flate.DefaultCompression above. The
 // encoded form of an outcome is a JSON object, so its first byte is '{';
 // a gzip stream starts with the bytes 1f 8b. A reader tells them apart by
@@ -22,9 +23,11 @@ import (
 //
 // Why these levels: bench/micro's BenchmarkCompression compares the
 // standard library's flate levels (and lzw) on JSON outcomes (see
-// bench/RESULTS.md). On a 1 KB outcome the levels differ little in ratio
-// (1.92 at level 1, 2.06 at level 6) and the CPU counts against a
-// per-invocation budget of microseconds; on a 64 KB outcome level 6 stores
+// bench/RESULTS.md). On a 1 KB outcome the CPU counts against a
+// per-invocation budget of microseconds and what the bytes save is whole
+// write units (a KB each): Huffman coding alone (ratio 1.43, about 6 µs)
+// brings a 1 KB outcome under the same KB boundary as level 1 (1.92, about
+// 9 µs) for two thirds of the CPU; on a 64 KB outcome level 6 stores
 // 3.75 times less against 3.14 at level 1, whole write units (a KB each,
 // two in a transaction) on every write and every failed duplicate claim,
 // for about a millisecond more. gzip rather than raw flate for its CRC-32
@@ -43,6 +46,10 @@ const maxInflatedOutcome = 32 << 20
 // errInflatedTooLarge: a stored outcome inflates past maxInflatedOutcome.
 var errInflatedTooLarge = errors.New("lambdaidem: stored outcome inflates past 32 MiB")
 
+// huffmanUpTo is the encoded size up to which outcomes are Huffman-coded
+// only (flate.HuffmanOnly), without LZ77 matching.
+const huffmanUpTo = 2 << 10
+
 // denseAbove is the encoded size above which outcomes are compressed at
 // flate.DefaultCompression rather than flate.BestSpeed.
 const denseAbove = 8 << 10
@@ -51,14 +58,17 @@ const denseAbove = 8 << 10
 // writers and readers (a flate writer allocates hundreds of KB of state).
 // It is safe for concurrent use.
 type compressor struct {
-	fast, dense sync.Pool // *gzip.Writer at flate.BestSpeed, DefaultCompression
-	readers     sync.Pool // *gzip.Reader
+	huff, fast, dense sync.Pool // *gzip.Writer at flate.HuffmanOnly, BestSpeed, DefaultCompression
+	readers           sync.Pool // *gzip.Reader
 }
 
 // compress returns data gzip-compressed when that is shorter, else data.
 func (c *compressor) compress(data []byte) []byte {
 	pool, level := &c.fast, flate.BestSpeed
-	if len(data) > denseAbove {
+	switch {
+	case len(data) <= huffmanUpTo:
+		pool, level = &c.huff, flate.HuffmanOnly
+	case len(data) > denseAbove:
 		pool, level = &c.dense, flate.DefaultCompression
 	}
 	var buf bytes.Buffer

@@ -186,8 +186,9 @@ type Options struct {
 	MaxOutcomeSize int
 
 	// CompressAbove: an outcome whose encoded form is longer than this many
-	// bytes is stored gzip-compressed (compress/gzip: the fastest level up
-	// to 8 KB, the default level above) when that makes it shorter.
+	// bytes is stored gzip-compressed (compress/gzip: Huffman coding only up
+	// to 2 KB, the fastest level up to 8 KB, the default level above) when
+	// that makes it shorter.
 	// DynamoDB charges a write per started KB of the record (twice that in a
 	// transaction) and a read per started 4 KB, so a JSON outcome of some KB
 	// costs a fraction of its raw size. Replays, the cache and the

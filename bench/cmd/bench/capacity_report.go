@@ -149,7 +149,7 @@ func (rep *report) capacityAnalysis() []string {
 	}
 	if st, raw := large.row(scClaimFirst), large.row(scUncompressed); st != nil && raw != nil {
 		notes = append(notes, fmt.Sprintf("**Capacity: compression.** At %d KB the record stored raw is %d bytes (%.0f write units, %.0f in the commit transaction) and %d bytes compressed (%.0f, %.0f): a first request costs %.2f units instead of %.2f and a completed duplicate %.2f instead of %.2f. "+
-			"Stored outcomes are gzip (standard library: level 1 up to 8 KB, level 6 above; `BenchmarkCompression` in part 2 has the ratio and CPU of each level on the same JSON).",
+			"Stored outcomes are gzip (standard library: Huffman coding only up to 2 KB, level 1 up to 8 KB, level 6 above; `BenchmarkCompression` in part 2 has the ratio and CPU of each level on the same JSON).",
 			large.size>>10, raw.recordBytes, writeUnits(raw.recordBytes), 2*writeUnits(raw.recordBytes), st.recordBytes, writeUnits(st.recordBytes), 2*writeUnits(st.recordBytes),
 			st.perReq[capFirst].Write, raw.perReq[capFirst].Write, st.perReq[capDuplicate].Write, raw.perReq[capDuplicate].Write))
 	}
