@@ -6,11 +6,11 @@ ARCHES  ?= arm64 amd64
 EXAMPLES = api-gateway sqs
 
 # The Go modules (see docs/modules.md): the library at the root, which requires only
-# what production code imports, and the nested modules that hold everything
-# else, wired to it with replace directives. cdk/ is one more, tested on its
-# own (it needs Node.js).
-MODULES = . ddbtest internal/integrationtest internal/httpevent internal/e2estack \
-          internal/tools examples chaos bench e2e cmd/demo cmd/lambdaidem kmsseal
+# what production code imports; the published nested modules (the test kit,
+# kmsseal, the command); and two unpublished ones: examples (what users copy)
+# and dev (benchmarks, chaos, the end-to-end suite, the demo, integration tests,
+# tools). cdk/ is one more, tested on its own (it needs Node.js).
+MODULES = . ddbtest kmsseal cmd/lambdaidem examples dev
 
 # The only modules the library's go.mod may require (% matches a suffix): the
 # Lambda runtime, the AWS SDK's core and DynamoDB client, smithy-go, and the
@@ -54,7 +54,7 @@ $(APIDIFF):
 ## lint: staticcheck (pinned) over every module, e2e's tagged files included
 lint: $(STATICCHECK)
 	@for m in $(MODULES); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
-	cd e2e && $(STATICCHECK) -tags e2e ./...
+	cd dev && $(STATICCHECK) -tags e2e ./e2e/...
 
 ## api-check: the library's exported API against the last release tag (v*): fails on an
 ## incompatible change (see docs/compatibility.md). Without a tag there is nothing to compare.
@@ -97,7 +97,7 @@ cdk-test:
 
 ## demo: the main job, narrated, on the embedded stack (only Go needed; Linux)
 demo:
-	cd cmd/demo && $(GO) run .
+	cd dev && $(GO) run ./demo
 
 ## run: the payments API on http://127.0.0.1:8080 over an in-process DynamoDB
 run:
@@ -105,8 +105,8 @@ run:
 
 ## e2e: the examples under the Lambda Runtime Interface Emulator, end to end (Linux)
 e2e:
-	cd e2e && $(GO) vet -tags e2e ./...
-	cd e2e && $(GO) test -race -tags e2e -count=1 -timeout 5m ./...
+	cd dev && $(GO) vet -tags e2e ./e2e/...
+	cd dev && $(GO) test -race -tags e2e -count=1 -timeout 5m ./e2e/...
 
 ## localstack-*: the same suite against the CDK app deployed to LocalStack (needs Docker; see localstack/README.md)
 localstack-up:     ; ./localstack/up.sh
@@ -119,20 +119,20 @@ localstack-down:   ; ./localstack/down.sh
 RIE_VERSION = v0.0.0-20261030222936-bef5c4ba774d
 bench:
 	@command -v node >/dev/null || { echo "node is required for the Powertools peer"; exit 1; }
-	cd bench/powertools && npm ci --no-audit --no-fund
+	cd dev/bench/powertools && npm ci --no-audit --no-fund
 	@rie="$$($(GO) env GOPATH)/bin/aws-lambda-rie"; test -x "$$rie" || \
 	  $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
-	cd bench && $(GO) run ./cmd/bench -root .. -rie "$$($(GO) env GOPATH)/bin/aws-lambda-rie"
+	cd dev && $(GO) run ./bench/cmd/bench -root .. -rie "$$($(GO) env GOPATH)/bin/aws-lambda-rie"
 
 ## bench-managed: one Lambda Managed Instances process (64 concurrent invocations, 5 ms per
 ## DynamoDB call: latency against bare, calls, CPU, renewals) and a 10-minute soak (heap and
 ## goroutines) -> its section of bench/RESULTS.md and bench/soak.png (a short soak runs in make test)
 bench-managed:
-	cd bench && $(GO) run ./cmd/managed -out RESULTS.md -chart soak.png
+	cd dev/bench && $(GO) run ./cmd/managed -out RESULTS.md -chart soak.png
 
 ## chaos: the long randomized fault-injection run (~20 min on a shared 2-core machine; a bounded run is part of make test)
 chaos:
-	cd chaos && $(GO) run ./cmd/chaos -ops 20000 -seed $${CHAOS_SEED:-42} -powertools 20
+	cd dev/chaos && $(GO) run ./cmd/chaos -ops 20000 -seed $${CHAOS_SEED:-42} -powertools 20
 
 ## fuzz: each fuzz target for FUZZTIME (seed corpora run in make test)
 FUZZTIME ?= 10s
@@ -160,7 +160,7 @@ build:
 	  echo "build $$ex $$arch"; \
 	  (cd examples && CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
 	    -o $(CURDIR)/build/$$ex/$$arch/bootstrap ./$$ex) || exit 1; \
-	  (cd internal/tools && $(GO) run ./zipit -o $(CURDIR)/build/$$ex-$$arch.zip $(CURDIR)/build/$$ex/$$arch/bootstrap) || exit 1; \
+	  (cd dev && $(GO) run ./tools/zipit -o $(CURDIR)/build/$$ex-$$arch.zip $(CURDIR)/build/$$ex/$$arch/bootstrap) || exit 1; \
 	done; done
 
 ## synth: both CloudFormation templates in cdk/cdk.out, without AWS credentials or the CDK CLI

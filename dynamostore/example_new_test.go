@@ -16,7 +16,7 @@ import (
 // commits with its idempotency record in one transaction. In a Lambda
 // function the aws.Config comes from config.LoadDefaultConfig at start-up.
 // The runnable examples, against the in-process DynamoDB endpoint, are in
-// the repository's internal/integrationtest/dynamostore.
+// the repository's dev/integrationtest/dynamostore.
 func ExampleNew() {
 	var cfg aws.Config // config.LoadDefaultConfig(ctx) in a function
 	store, err := dynamostore.New(dynamodb.NewFromConfig(cfg), "idempotency")

@@ -10,7 +10,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/lambdaidem/lambdaidem v0.0.0-00010101000000-000000000000
 	github.com/lambdaidem/lambdaidem/ddbtest v0.0.0-00010101000000-000000000000
-	github.com/lambdaidem/lambdaidem/internal/httpevent v0.0.0-00010101000000-000000000000
 	github.com/truora/minidyn v0.8.2
 )
 
@@ -32,5 +31,3 @@ require (
 replace github.com/lambdaidem/lambdaidem => ..
 
 replace github.com/lambdaidem/lambdaidem/ddbtest => ../ddbtest
-
-replace github.com/lambdaidem/lambdaidem/internal/httpevent => ../internal/httpevent

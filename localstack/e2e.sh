@@ -9,5 +9,5 @@ cd "$root"
 export E2E_TARGET=localstack
 export LOCALSTACK_ENDPOINT="${LOCALSTACK_ENDPOINT:-http://localhost.localstack.cloud:4566}"
 export E2E_OUTPUTS="${E2E_OUTPUTS:-$root/localstack/outputs.json}"
-cd e2e # its own Go module
-go test -tags e2e -count=1 -timeout 45m -v ./...
+cd dev # the unpublished module that holds the suite
+go test -tags e2e -count=1 -timeout 45m -v ./e2e/...

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpevent"
+	"github.com/lambdaidem/lambdaidem/examples/httpevent"
 )
 
 // TestConcurrentDuplicatesMakeOnePayment sends 30 identical POSTs at once

@@ -15,7 +15,7 @@ import (
 	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
-	"github.com/lambdaidem/lambdaidem/internal/httpevent"
+	"github.com/lambdaidem/lambdaidem/examples/httpevent"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 

@@ -1,0 +1,45 @@
+module github.com/lambdaidem/lambdaidem/dev
+
+go 1.26
+
+// Development against the modules in this repository. This module is never
+// published (docs/modules.md): it holds the benchmarks, chaos, the end-to-end
+// suite and its stack, the demo, the integration tests and build tools.
+replace github.com/lambdaidem/lambdaidem => ../
+
+replace github.com/lambdaidem/lambdaidem/ddbtest => ../ddbtest
+
+replace github.com/lambdaidem/lambdaidem/examples => ../examples
+
+require (
+	github.com/Admiral-Piett/goaws v0.4.5
+	github.com/anishathalye/porcupine v1.3.1
+	github.com/aws/aws-lambda-go v1.55.1
+	github.com/aws/aws-sdk-go-v2 v1.48.0
+	github.com/aws/aws-sdk-go-v2/config v1.33.18
+	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
+	github.com/aws/smithy-go v1.28.9
+	github.com/lambdaidem/lambdaidem v0.0.0-00010101000000-000000000000
+	github.com/lambdaidem/lambdaidem/ddbtest v0.0.0-00010101000000-000000000000
+	github.com/lambdaidem/lambdaidem/examples v0.0.0-00010101000000-000000000000
+	github.com/sirupsen/logrus v1.9.4
+)
+
+require (
+	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/v4a v1.5.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/signin v1.13.1 // indirect
+	github.com/aws/aws-sdk-go-v2/service/sso v1.39.5 // indirect
+	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
+	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
+	github.com/gorilla/mux v1.8.0 // indirect
+	github.com/truora/minidyn v0.8.2 // indirect
+	golang.org/x/sys v0.42.0 // indirect
+)

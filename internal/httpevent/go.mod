@@ -1,5 +1,0 @@
-module github.com/lambdaidem/lambdaidem/internal/httpevent
-
-go 1.26
-
-require github.com/aws/aws-lambda-go v1.55.1

@@ -1,3 +1,0 @@
-module github.com/lambdaidem/lambdaidem/internal/tools
-
-go 1.26
