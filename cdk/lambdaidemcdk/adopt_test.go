@@ -58,7 +58,7 @@ func TestFromTableArnAdoptsATableWithItsKey(t *testing.T) {
 
 	assert.Equal(t, []cdktest.Statement{
 		{Effect: "Allow", Actions: storeActions, Resources: []any{arn}},
-		{Effect: "Allow", Actions: []string{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"},
+		{Effect: "Allow", Actions: tableKeyActions,
 			Resources: []any{"arn:aws:kms:eu-west-1:123456789012:key/0b4a7d1e-1111-2222-3333-444455556666"}},
 	}, cdktest.Synth(t, stack).Statements())
 }

@@ -244,6 +244,7 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 		queueProps.QueueName, dlqProps.QueueName = jsii.String(queueName), jsii.String(dlqName)
 	}
 	dlq := awssqs.NewQueue(c, jsii.String("DeadLetterQueue"), dlqProps)
+	suppressNag(dlq, nagDLQRedrive)
 	queueProps.DeadLetterQueue = &awssqs.DeadLetterQueue{
 		Queue:           dlq,
 		MaxReceiveCount: jsii.Number(float64(p.MaxReceiveCount)),
@@ -260,7 +261,7 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 		srcProps.MaxBatchingWindow = seconds(p.MaxBatchingWindow)
 	}
 	src := awslambdaeventsources.NewSqsEventSource(queue, srcProps)
-	p.Function.AddEventSource(src)
+	suppressNag(addEventSource(p.Function, src), nagSQSNoDestination)
 	if _, err := p.Table.Bind(p.Function, p.TTL); err != nil {
 		// Unreachable: checkBind above accepted the same arguments.
 		return nil, err
@@ -274,6 +275,22 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 		Horizon:           horizon,
 		TTL:               p.TTL,
 	}, nil
+}
+
+// addEventSource adds src to fn and returns the event source mapping that
+// creates (a new child of fn), or nil if there is none.
+func addEventSource(fn awslambda.Function, src awslambda.IEventSource) constructs.IConstruct {
+	before := map[string]bool{}
+	for _, c := range *fn.Node().Children() {
+		before[*c.Node().Id()] = true
+	}
+	fn.AddEventSource(src)
+	for _, c := range *fn.Node().Children() {
+		if !before[*c.Node().Id()] {
+			return c
+		}
+	}
+	return nil
 }
 
 // checkBatching refuses a batch size or batching window Lambda (and CDK's

@@ -64,7 +64,7 @@ func TestGrantStagedWritesOnATableWithACustomerManagedKey(t *testing.T) {
 	assert.Equal(t, []cdktest.Statement{
 		{Effect: "Allow", Actions: []string{"dynamodb:UpdateItem"},
 			Resources: []any{cdktest.GetAtt(tmpl.One(t, "AWS::DynamoDB::Table", "Orders").LogicalID, "Arn")}},
-		{Effect: "Allow", Actions: []string{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"},
+		{Effect: "Allow", Actions: tableKeyActions,
 			Resources: []any{cdktest.GetAtt(tmpl.One(t, "AWS::KMS::Key", "Key").LogicalID, "Arn")}},
 	}, tmpl.Statements())
 }

@@ -178,6 +178,7 @@ func NewStreamSource(scope constructs.Construct, id string, props StreamSourcePr
 			RetentionPeriod: seconds(defaultFailureKeep),
 			EnforceSSL:      jsii.Bool(true),
 		})
+		suppressNag(src.FailureQueue, nagDLQRedrive, nagFailureDestinationIsDLQ)
 		onFailure = awslambdaeventsources.NewSqsDlq(src.FailureQueue)
 	}
 	if p.StartingPosition == "" {

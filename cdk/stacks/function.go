@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/lambdaidem/lambdaidem/cdk/lambdaidemcdk"
 )
@@ -42,6 +43,9 @@ type functionProps struct {
 	contextKey string // the context key that overrides codeZip, for messages
 	arch       string // ArchARM64 ("" too) or ArchAMD64
 	timeout    time.Duration
+	// invokedBy says how the function is invoked, always synchronously: the
+	// reason it has no dead-letter queue (cdk-nag Serverless-LambdaDLQ).
+	invokedBy string
 }
 
 // newGoFunction creates a provided.al2023 function for p.arch whose code is
@@ -67,7 +71,15 @@ func newGoFunction(scope constructs.Construct, id string, p functionProps) (awsl
 		Retention:     awslogs.RetentionDays_TWO_WEEKS,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
-	return awslambda.NewFunction(scope, jsii.String(id), &awslambda.FunctionProps{
+	// A role of its own instead of CDK's default one, whose AWS managed
+	// policy (AWSLambdaBasicExecutionRole) allows writing to every log group
+	// of the account: this one writes to the function's log group only.
+	role := awsiam.NewRole(scope, jsii.String(id+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("Execution role of " + id),
+	})
+	logs.GrantWrite(role)
+	fn := awslambda.NewFunction(scope, jsii.String(id), &awslambda.FunctionProps{
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: arch,
 		Handler:      jsii.String("bootstrap"),
@@ -75,7 +87,47 @@ func newGoFunction(scope constructs.Construct, id string, p functionProps) (awsl
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(p.timeout.Seconds())),
 		MemorySize:   jsii.Number(256),
 		LogGroup:     logs,
-	}), nil
+		Role:         role,
+	})
+	traceActively(scope, id, fn, role)
+	cdknag.NagSuppressions_AddResourceSuppressions(fn, &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("Serverless-LambdaDLQ"),
+		Reason: jsii.String("The function is invoked synchronously only (" + p.invokedBy + "): a Lambda dead-letter queue " +
+			"receives failed asynchronous invocations only (Lambda developer guide, Asynchronous invocation), so it would stay empty; " +
+			"failures reach the caller, which retries with the same idempotency key."),
+	}}, jsii.Bool(false))
+	return fn, nil
+}
+
+// xrayActions are what Lambda's active tracing needs of X-Ray (Lambda
+// developer guide, Visualize Lambda function invocations using AWS X-Ray:
+// execution role permissions).
+var xrayActions = []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+
+// traceActively turns on X-Ray active tracing for fn, with the permission it
+// needs in a policy of its own (id+"Tracing") rather than in the role's
+// default policy: X-Ray's PutTraceSegments and PutTelemetryRecords support no
+// resource-level permissions, so the statement's resource must be "*", and
+// the cdk-nag suppression that says so covers this policy alone, never the
+// grants on the tables.
+func traceActively(scope constructs.Construct, id string, fn awslambda.Function, role awsiam.IRole) {
+	policy := awsiam.NewPolicy(scope, jsii.String(id+"Tracing"), &awsiam.PolicyProps{
+		Roles: &[]awsiam.IRole{role},
+		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings(xrayActions...),
+			Resources: jsii.Strings("*"),
+		})},
+	})
+	cdknag.NagSuppressions_AddResourceSuppressions(policy, &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("AwsSolutions-IAM5"),
+		Reason: jsii.String("xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions " +
+			"(Service Authorization Reference, AWS X-Ray: resource types column empty), so their resource is *; " +
+			"this policy holds only those two actions."),
+		AppliesTo: &[]any{"Resource::*"},
+	}}, jsii.Bool(false))
+	fn.Node().DefaultChild().(awslambda.CfnFunction).SetTracingConfig(
+		&awslambda.CfnFunction_TracingConfigProperty{Mode: jsii.String("Active")})
+	fn.Node().AddDependency(policy)
 }
 
 // businessTable describes an example's business table.

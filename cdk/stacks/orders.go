@@ -48,6 +48,7 @@ func NewOrdersStack(scope constructs.Construct, id string, props OrdersProps) (a
 		codeZip:    props.CodeZip,
 		contextKey: ContextOrdersZip,
 		arch:       props.Arch,
+		invokedBy:  "by its SQS event source mapping",
 		timeout:    OrdersFunctionTimeout,
 	})
 	if err != nil {

@@ -5,9 +5,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -28,6 +30,26 @@ const (
 	// DefaultThrottleBurst is the HTTP API stage's burst limit (requests).
 	DefaultThrottleBurst = 100
 )
+
+// AccessLogFormat is the payments API's access log line, JSON (one object
+// per request) with HTTP API context variables (API Gateway developer guide,
+// Customize HTTP API access logs): who called, which route, the outcome, and
+// the integration's error if any. No header or body is logged: the
+// Idempotency-Key and the payment stay out of the logs.
+const AccessLogFormat = `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",` +
+	`"requestTime":"$context.requestTime","routeKey":"$context.routeKey","status":"$context.status",` +
+	`"protocol":"$context.protocol","responseLength":"$context.responseLength",` +
+	`"integrationLatency":"$context.integrationLatency","integrationError":"$context.integrationErrorMessage",` +
+	`"authorizerError":"$context.authorizer.error"}`
+
+// accessLogSettings is an awsapigatewayv2.IAccessLogSettings.
+type accessLogSettings struct {
+	destination awsapigatewayv2.IAccessLogDestination
+	format      awsapigateway.AccessLogFormat
+}
+
+func (a *accessLogSettings) Destination() awsapigatewayv2.IAccessLogDestination { return a.destination }
+func (a *accessLogSettings) Format() awsapigateway.AccessLogFormat              { return a.format }
 
 // PaymentsProps configures [NewPaymentsStack].
 type PaymentsProps struct {
@@ -104,6 +126,7 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 		codeZip:    props.CodeZip,
 		contextKey: ContextPaymentsZip,
 		arch:       props.Arch,
+		invokedBy:  "by the HTTP API, or by the Lambda Invoke API without it",
 		timeout:    PaymentsFunctionTimeout,
 	})
 	if err != nil {
@@ -139,10 +162,18 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 		Description:        jsii.String("lambdaidem payments example"),
 		CreateDefaultStage: jsii.Bool(false),
 	})
+	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_TWO_WEEKS,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
 	stage := awsapigatewayv2.NewHttpStage(stack, jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageProps{
 		HttpApi:    api,
 		StageName:  jsii.String("$default"),
 		AutoDeploy: jsii.Bool(true),
+		AccessLogSettings: &accessLogSettings{
+			destination: awsapigatewayv2.NewLogGroupLogDestination(accessLogs),
+			format:      awsapigateway.AccessLogFormat_Custom(jsii.String(AccessLogFormat)),
+		},
 		Throttle: &awsapigatewayv2.ThrottleSettings{
 			RateLimit:  jsii.Number(rate),
 			BurstLimit: jsii.Number(burst),

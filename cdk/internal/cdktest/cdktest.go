@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"testing"
 
@@ -22,6 +23,7 @@ type Resource struct {
 	Properties     map[string]any
 	DeletionPolicy string
 	UpdateReplace  string
+	Metadata       map[string]any
 }
 
 // Template is a synthesized CloudFormation template.
@@ -95,9 +97,23 @@ func Synth(t testing.TB, stack awscdk.Stack) *Template {
 		res.Properties, _ = r["Properties"].(map[string]any)
 		res.DeletionPolicy, _ = r["DeletionPolicy"].(string)
 		res.UpdateReplace, _ = r["UpdateReplacePolicy"].(string)
+		res.Metadata, _ = r["Metadata"].(map[string]any)
 		tmpl.Resources = append(tmpl.Resources, res)
 	}
 	return tmpl
+}
+
+// NagSuppressions returns the ids of the cdk-nag rules suppressed on r (its
+// cdk_nag metadata), in order.
+func (r Resource) NagSuppressions() []string {
+	var ids []string
+	m, _ := r.Metadata["cdk_nag"].(map[string]any)
+	rules, _ := m["rules_to_suppress"].([]any)
+	for _, rule := range rules {
+		id, _ := rule.(map[string]any)["id"].(string)
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // OfType returns the resources of one CloudFormation type, by logical id.
@@ -158,23 +174,33 @@ type Statement struct {
 	Resources []any
 }
 
+// Equal reports whether st and o are the same statement.
+func (st Statement) Equal(o Statement) bool { return reflect.DeepEqual(st, o) }
+
 // Statements returns the statements of every AWS::IAM::Policy in the template,
 // in template order.
 func (tm *Template) Statements() []Statement {
 	var out []Statement
 	for _, p := range tm.OfType("AWS::IAM::Policy") {
-		doc, _ := p.Properties["PolicyDocument"].(map[string]any)
-		stmts, _ := doc["Statement"].([]any)
-		for _, s := range stmts {
-			m := s.(map[string]any)
-			st := Statement{}
-			st.Effect, _ = m["Effect"].(string)
-			for _, a := range list(m["Action"]) {
-				st.Actions = append(st.Actions, a.(string))
-			}
-			st.Resources = list(m["Resource"])
-			out = append(out, st)
+		out = append(out, PolicyStatements(p)...)
+	}
+	return out
+}
+
+// PolicyStatements returns the statements of one AWS::IAM::Policy.
+func PolicyStatements(p Resource) []Statement {
+	var out []Statement
+	doc, _ := p.Properties["PolicyDocument"].(map[string]any)
+	stmts, _ := doc["Statement"].([]any)
+	for _, s := range stmts {
+		m := s.(map[string]any)
+		st := Statement{}
+		st.Effect, _ = m["Effect"].(string)
+		for _, a := range list(m["Action"]) {
+			st.Actions = append(st.Actions, a.(string))
 		}
+		st.Resources = list(m["Resource"])
+		out = append(out, st)
 	}
 	return out
 }
