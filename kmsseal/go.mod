@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/kms v1.63.0
+	github.com/aws/smithy-go v1.28.9
 	github.com/lambdaidem/lambdaidem v0.0.0
 )
 
@@ -12,7 +13,6 @@ require (
 	github.com/aws/aws-lambda-go v1.55.1 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
-	github.com/aws/smithy-go v1.28.9 // indirect
 )
 
 replace github.com/lambdaidem/lambdaidem => ../

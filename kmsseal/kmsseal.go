@@ -1,23 +1,58 @@
 // Package kmsseal adapts an AWS KMS client to [seal.KeyService], so that
 // stored outcomes are envelope-encrypted under a KMS key:
 //
-//	keys, err := kmsseal.New(kms.NewFromConfig(cfg), os.Getenv("OUTCOME_KEY_ARN"))
+//	keys, err := kmsseal.New(ctx, kms.NewFromConfig(cfg), os.Getenv("OUTCOME_KEY"))
 //	sealer, err := seal.New(keys)
 //	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.Sealer = sealer })
 //
 // It is a module of its own so that the library module needs no KMS SDK.
 //
+// # Keys and rotation
+//
+// New resolves the key it is given (a key id, key ARN, alias name or alias
+// ARN) to its key ARN with one DescribeKey call, and names that ARN on
+// every call: GenerateDataKey, and Decrypt, where KMS then uses only that
+// key (AWS KMS API Reference, Decrypt, KeyId). An alias is never sent on
+// Decrypt: after a manual rotation (the alias pointed at a new key, as the
+// KMS Developer Guide's "Rotating keys manually" advises), Decrypt naming
+// the alias would fail with IncorrectKeyException for every outcome sealed
+// under the old key. Instead:
+//
+//   - Options.PreviousKeys names the keys outcomes may still be sealed
+//     under (the old key, until the retry horizon has passed since the
+//     rotation); Decrypt tries the current key, then each of them.
+//   - A KeyService made from an alias looks the alias up again when no
+//     accepted key opens a data key (at most once a minute): a process
+//     started before the rotation then seals under the new key and opens
+//     what new processes sealed.
+//
+// Each response's KeyId is checked against the key asked for; a response
+// naming another key is refused. Automatic rotation keeps the key ARN and
+// needs none of this.
+//
+// # Errors
+//
+// Failures are [*lambdaidem.KeyServiceError]s naming the key ARN and the
+// IAM action. Throttling, KMS's internal and dependency errors, an
+// unavailable key and any 5xx or transport failure are not permanent (a
+// sealed outcome is answered as ErrKeyUnavailable: stored, retry later);
+// access denied, a disabled key, a key pending deletion or deleted, a
+// ciphertext of another key, and any other refusal are (ErrKeyRefused).
+//
 // # IAM
 //
-// The function's role needs, on the key (a symmetric encryption KMS key):
+// The function's role needs, on the key (a symmetric encryption KMS key)
+// and on each of Options.PreviousKeys:
 //
-//	kms:GenerateDataKey   to seal outcomes
+//	kms:DescribeKey       to resolve the key at New (and an alias after a rotation)
+//	kms:GenerateDataKey   to seal outcomes and key fingerprints
 //	kms:Decrypt           to replay them
 //
-// both best conditioned on the encryption context the Sealer uses, for
-// example "kms:EncryptionContext:purpose": "lambdaidem-outcome". Roles that
-// only read the idempotency table (operators, analytics) get neither, and
-// see ciphertext. The key's policy must allow the role too (or delegate to
+// GenerateDataKey and Decrypt best conditioned on the encryption context
+// the Sealer uses, for example "kms:EncryptionContext:purpose":
+// "lambdaidem-outcome". Roles that only read the idempotency table
+// (operators, analytics) get neither, and see ciphertext and keyed
+// fingerprints. The key's policy must allow the role too (or delegate to
 // IAM).
 package kmsseal
 
@@ -25,11 +60,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/seal"
 )
 
@@ -38,52 +80,225 @@ import (
 type Client interface {
 	GenerateDataKey(ctx context.Context, in *kms.GenerateDataKeyInput, optFns ...func(*kms.Options)) (*kms.GenerateDataKeyOutput, error)
 	Decrypt(ctx context.Context, in *kms.DecryptInput, optFns ...func(*kms.Options)) (*kms.DecryptOutput, error)
+	DescribeKey(ctx context.Context, in *kms.DescribeKeyInput, optFns ...func(*kms.Options)) (*kms.DescribeKeyOutput, error)
 }
 
-// KeyService is a [seal.KeyService] over one KMS key.
+// Options configure a [KeyService].
+type Options struct {
+	// PreviousKeys names further KMS keys (any form New accepts) whose data
+	// keys Decrypt accepts: the keys an alias named before a manual
+	// rotation, for as long as outcomes they sealed may be replayed (the
+	// retry horizon). Each is resolved to its key ARN at New. Default none.
+	PreviousKeys []string
+
+	// Now is the clock, for how often an alias is looked up again.
+	// Default time.Now.
+	Now func() time.Time
+}
+
+// KeyService is a [seal.KeyService] over a KMS key. It is safe for
+// concurrent use.
 type KeyService struct {
 	client Client
-	keyID  string
+	alias  string // the alias New was given, if it was one
+	now    func() time.Time
+
+	mu       sync.Mutex
+	current  string   // the key ARN data keys are generated under
+	accepted []string // key ARNs Decrypt tries: current first
+	looked   time.Time
 }
 
 var _ seal.KeyService = (*KeyService)(nil)
 
-// New returns a KeyService that generates and decrypts data keys with the
-// KMS key keyID (a key id, key ARN, alias name or alias ARN). It returns an
-// error if client is nil or keyID is empty.
-func New(client Client, keyID string) (*KeyService, error) {
+// realias bounds how often an alias is looked up again.
+const realias = time.Minute
+
+// New returns a KeyService that generates data keys under the KMS key
+// keyID (a key id, key ARN, alias name or alias ARN) and decrypts those of
+// it and of Options.PreviousKeys. It resolves each to its key ARN with
+// DescribeKey, and returns an error if client is nil, keyID is empty, a
+// key cannot be described, or keyID is not an enabled symmetric
+// encryption key.
+func New(ctx context.Context, client Client, keyID string, optFns ...func(*Options)) (*KeyService, error) {
 	switch {
 	case client == nil:
 		return nil, errors.New("kmsseal: nil Client")
 	case keyID == "":
 		return nil, errors.New("kmsseal: empty key id")
 	}
-	return &KeyService{client: client, keyID: keyID}, nil
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	k := &KeyService{client: client, now: o.Now}
+	if isAlias(keyID) {
+		k.alias = keyID
+	}
+	arn, err := k.describe(ctx, keyID, true)
+	if err != nil {
+		return nil, err
+	}
+	k.current, k.accepted, k.looked = arn, []string{arn}, o.Now()
+	for _, id := range o.PreviousKeys {
+		prev, err := k.describe(ctx, id, false)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(k.accepted, prev) {
+			k.accepted = append(k.accepted, prev)
+		}
+	}
+	return k, nil
 }
 
-// GenerateDataKey calls KMS GenerateDataKey for a 256-bit key.
+// KeyARN is the ARN of the key data keys are generated under.
+func (k *KeyService) KeyARN() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.current
+}
+
+func isAlias(id string) bool {
+	return strings.HasPrefix(id, "alias/") || (strings.HasPrefix(id, "arn:") && strings.Contains(id, ":alias/"))
+}
+
+// describe resolves id to its key ARN. The key must be a symmetric
+// encryption key; the one outcomes are sealed under must be enabled.
+func (k *KeyService) describe(ctx context.Context, id string, sealing bool) (string, error) {
+	out, err := k.client.DescribeKey(ctx, &kms.DescribeKeyInput{KeyId: aws.String(id)})
+	if err != nil {
+		return "", fmt.Errorf("kmsseal: DescribeKey %s (the role needs kms:DescribeKey on it): %w", id, err)
+	}
+	m := out.KeyMetadata
+	switch {
+	case m == nil || aws.ToString(m.Arn) == "":
+		return "", fmt.Errorf("kmsseal: DescribeKey %s returned no key ARN", id)
+	case m.KeySpec != types.KeySpecSymmetricDefault || m.KeyUsage != types.KeyUsageTypeEncryptDecrypt:
+		return "", fmt.Errorf("kmsseal: key %s is a %s key for %s; sealing needs a symmetric encryption key (SYMMETRIC_DEFAULT, ENCRYPT_DECRYPT)", aws.ToString(m.Arn), m.KeySpec, m.KeyUsage)
+	case sealing && m.KeyState != types.KeyStateEnabled:
+		return "", fmt.Errorf("kmsseal: key %s is %s; outcomes are sealed under an enabled key", aws.ToString(m.Arn), m.KeyState)
+	}
+	return aws.ToString(m.Arn), nil
+}
+
+// GenerateDataKey calls KMS GenerateDataKey for a 256-bit key, naming the
+// key ARN.
 func (k *KeyService) GenerateDataKey(ctx context.Context, ec map[string]string) ([]byte, []byte, error) {
+	arn := k.KeyARN()
 	out, err := k.client.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{
-		KeyId:             aws.String(k.keyID),
+		KeyId:             aws.String(arn),
 		KeySpec:           types.DataKeySpecAes256,
 		EncryptionContext: ec,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("kmsseal: GenerateDataKey: %w", err)
+		return nil, nil, keyError(arn, "kms:GenerateDataKey", err)
+	}
+	if got := aws.ToString(out.KeyId); got != arn {
+		return nil, nil, &lambdaidem.KeyServiceError{Key: arn, Action: "kms:GenerateDataKey", Permanent: true, Err: fmt.Errorf("KMS answered for key %q", got)}
 	}
 	return out.Plaintext, out.CiphertextBlob, nil
 }
 
-// Decrypt calls KMS Decrypt, naming the key so that a ciphertext of
-// another key is refused.
+// Decrypt calls KMS Decrypt naming a key ARN: the current key's, then, for
+// a data key of another key (IncorrectKeyException), each previous key's,
+// and, for a KeyService made from an alias, the key the alias names now.
+// The KeyId of the answer must be the key asked for.
 func (k *KeyService) Decrypt(ctx context.Context, encrypted []byte, ec map[string]string) ([]byte, error) {
+	k.mu.Lock()
+	tried := slices.Clone(k.accepted)
+	k.mu.Unlock()
+	var last error
+	for _, arn := range tried {
+		plain, err := k.decrypt(ctx, arn, encrypted, ec)
+		if !isIncorrectKey(err) {
+			return plain, err
+		}
+		last = err
+	}
+	if arn, ok := k.moved(ctx); ok {
+		return k.decrypt(ctx, arn, encrypted, ec)
+	}
+	return nil, last
+}
+
+func (k *KeyService) decrypt(ctx context.Context, arn string, encrypted []byte, ec map[string]string) ([]byte, error) {
 	out, err := k.client.Decrypt(ctx, &kms.DecryptInput{
-		KeyId:             aws.String(k.keyID),
+		KeyId:             aws.String(arn),
 		CiphertextBlob:    encrypted,
 		EncryptionContext: ec,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kmsseal: Decrypt: %w", err)
+		return nil, keyError(arn, "kms:Decrypt", err)
+	}
+	if got := aws.ToString(out.KeyId); got != arn {
+		return nil, &lambdaidem.KeyServiceError{Key: arn, Action: "kms:Decrypt", Permanent: true, Err: fmt.Errorf("KMS answered for key %q", got)}
 	}
 	return out.Plaintext, nil
+}
+
+// moved looks the alias up again, at most once a minute, and returns the
+// key ARN it names now if that is a key not yet accepted: it becomes the
+// key data keys are generated under.
+func (k *KeyService) moved(ctx context.Context) (string, bool) {
+	if k.alias == "" {
+		return "", false
+	}
+	k.mu.Lock()
+	if k.now().Sub(k.looked) < realias {
+		k.mu.Unlock()
+		return "", false
+	}
+	k.looked = k.now()
+	k.mu.Unlock()
+	arn, err := k.describe(ctx, k.alias, true)
+	if err != nil {
+		return "", false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if slices.Contains(k.accepted, arn) {
+		return "", false
+	}
+	k.current = arn
+	k.accepted = append([]string{arn}, k.accepted...)
+	return arn, true
+}
+
+// permanent lists the KMS error codes that retrying cannot cure (AWS KMS
+// API Reference, Decrypt and GenerateDataKey, Errors).
+var permanent = []string{
+	"AccessDeniedException", "DisabledException", "KMSInvalidStateException", "NotFoundException",
+	"IncorrectKeyException", "InvalidCiphertextException", "InvalidKeyUsageException", "InvalidGrantTokenException",
+	"DryRunOperationException", "ValidationException", "UnrecognizedClientException", "InvalidSignatureException",
+}
+
+// transient lists the KMS error codes a retry may cure.
+var transient = []string{
+	"ThrottlingException", "LimitExceededException", "KMSInternalException", "DependencyTimeoutException",
+	"KeyUnavailableException", "ServiceUnavailableException", "RequestTimeout", "RequestTimeoutException",
+}
+
+// keyError classifies a KMS call's error.
+func keyError(arn, action string, err error) error {
+	kse := &lambdaidem.KeyServiceError{Key: arn, Action: action, Err: err}
+	var api smithy.APIError
+	var resp *smithyhttp.ResponseError
+	switch {
+	case errors.As(err, &api) && slices.Contains(transient, api.ErrorCode()):
+	case errors.As(err, &api) && slices.Contains(permanent, api.ErrorCode()):
+		kse.Permanent = true
+	case errors.As(err, &resp) && resp.HTTPStatusCode() >= 500:
+	case errors.As(err, &resp) && resp.HTTPStatusCode() >= 400:
+		kse.Permanent = true // another refusal of the request
+	}
+	return kse
+}
+
+func isIncorrectKey(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "IncorrectKeyException"
 }

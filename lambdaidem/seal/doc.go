@@ -9,7 +9,7 @@
 // rest of the library module, needs no KMS SDK: the kmsseal module adapts
 // an aws-sdk-go-v2 KMS client to it.
 //
-//	keys, err := kmsseal.New(kms.NewFromConfig(cfg), os.Getenv("OUTCOME_KEY_ARN"))
+//	keys, err := kmsseal.New(ctx, kms.NewFromConfig(cfg), os.Getenv("OUTCOME_KEY"))
 //	sealer, err := seal.New(keys)
 //	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.Sealer = sealer })
 //
@@ -27,12 +27,34 @@
 // record key is the AES-GCM additional authenticated data of each outcome:
 // an outcome copied into another record does not open.
 //
+// A cached data key is used for opening no longer than
+// Options.MaxCacheAge (default MaxKeyAge) after it was generated or
+// decrypted, so that a revoked kms:Decrypt takes effect in a warm process.
+// Sealing and opening run on the Guard's finish context, not the
+// invocation's. Key service failures are [*lambdaidem.KeyServiceError]s; a
+// stored outcome they keep closed is answered with
+// lambdaidem.ErrKeyUnavailable or lambdaidem.ErrKeyRefused.
+//
+// # Fingerprints
+//
+// The Sealer also keys the stored request fingerprints
+// ([Sealer.KeyFingerprint], see lambdaidem.FingerprintKeyer): the
+// validation attribute holds HMAC-SHA256 of the record key and the
+// fingerprint under a key derived from the current data key, with that
+// data key, encrypted, in front. A reader of the table without kms:Decrypt
+// cannot test a guess of the request against it, and equal requests under
+// two keys store unrelated values; any process with kms:Decrypt opens the
+// named data key (cached like an outcome's) and compares, so a retry across
+// a rotation or processes replays. Unkeyed fingerprints stored by earlier
+// versions are compared as they are.
+//
 // # Format
 //
 //	"LIS1" | uint16 length of the encrypted data key | encrypted data key | 12-byte nonce | AES-256-GCM ciphertext and tag
 //
 // The nonce is random: NIST SP 800-38D bounds one key to 2^32 random-nonce
-// encryptions, far above the default MaxKeyUses.
+// encryptions, far above the default MaxKeyUses; New refuses a MaxKeyUses
+// above it.
 //
 // # Why not the AWS Encryption SDK
 //
