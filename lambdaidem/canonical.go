@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/lambdaidem/lambdaidem/internal/jsonname"
 )
 
 // MaxCanonicalJSON is the size in bytes up to which [FingerprintJSON]
@@ -50,7 +50,8 @@ func canonicalJSON(doc []byte) ([]byte, error) {
 // checkNames walks doc's tokens and returns errDuplicateName if one object
 // holds two names that encoding/json would match to one struct field:
 // equal, or equal under Unicode simple case folding (so "k", "K" and the
-// Kelvin sign U+212A are one name). It returns a syntax error for a
+// Kelvin sign U+212A are one name): the rule of [jsonname.Fold], which
+// every field selector uses too. It returns a syntax error for a
 // document that does not parse, and nil otherwise.
 func checkNames(doc []byte) error {
 	type frame struct {
@@ -83,7 +84,7 @@ func checkNames(doc []byte) error {
 				continue
 			}
 			name, _ := tok.(string) // the decoder yields only strings here
-			folded := foldName(name)
+			folded := jsonname.Fold(name)
 			if top.names[folded] {
 				return errDuplicateName
 			}
@@ -103,19 +104,4 @@ func checkNames(doc []byte) error {
 			valueDone()
 		}
 	}
-}
-
-// foldName maps every rune of s to the smallest rune of its simple case
-// folding orbit, so that two names equal under encoding/json's
-// case-insensitive field matching map to the same string.
-func foldName(s string) string {
-	var b []byte
-	for _, r := range s {
-		least := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			least = min(least, f)
-		}
-		b = utf8.AppendRune(b, least)
-	}
-	return string(b)
 }

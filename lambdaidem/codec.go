@@ -22,3 +22,21 @@ type Sealer interface {
 	Seal(ctx context.Context, key string, plaintext []byte) ([]byte, error)
 	Open(ctx context.Context, key string, sealed []byte) ([]byte, error)
 }
+
+// FingerprintKeyer is implemented by a Sealer that also keys the stored
+// fingerprints (the seal package's Sealer does): the table then holds a
+// keyed hash of each request's fingerprint, which a reader without the key
+// cannot test guesses against. The core calls it for every Call with a
+// fingerprint: KeyFingerprint once per call (it must cost no key service
+// call once warm), SameFingerprint when a stored fingerprint differs from
+// the call's keyed one.
+type FingerprintKeyer interface {
+	// KeyFingerprint returns the stored form of fingerprint for the record
+	// key. The form names the secret it was keyed with.
+	KeyFingerprint(ctx context.Context, key, fingerprint string) (string, error)
+	// SameFingerprint reports whether stored, a stored fingerprint of the
+	// record key, is fingerprint's: keyed by KeyFingerprint in any process
+	// and under any secret it names, or, for records written before
+	// fingerprints were keyed, the plain fingerprint itself.
+	SameFingerprint(ctx context.Context, key, stored, fingerprint string) (bool, error)
+}

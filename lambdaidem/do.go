@@ -98,10 +98,13 @@ func Do[Out any](ctx context.Context, g *Guard, c Call[Out], fn func(context.Con
 	if g.opts.Disabled {
 		return o.disabled(ctx)
 	}
+	if err := o.keyFingerprint(ctx); err != nil {
+		return zero, err
+	}
 	if e, ok := g.cache.get(o.key, g.opts.Now()); ok {
 		rec := Record{Key: o.key, Status: StatusCompleted, Fingerprint: e.fingerprint, Outcome: e.outcome, ExpiresAt: e.expiresAt}
-		if e.fingerprint != c.Fingerprint {
-			return zero, o.conflict(ctx, ErrKeyReused, rec)
+		if err := o.sameIntent(ctx, rec); err != nil {
+			return zero, err
 		}
 		return o.replay(ctx, rec, "cache")
 	}
@@ -117,6 +120,53 @@ type op[Out any] struct {
 	c   Call[Out]
 	fn  func(context.Context) (Out, error)
 	key string
+	// fp is the fingerprint as stored: the Call's, keyed where the Sealer
+	// keys fingerprints ([FingerprintKeyer]).
+	fp string
+}
+
+// keyFingerprint sets o.fp, on the finish context: keying may ask the key
+// service once per process, which must not fail for an invocation whose
+// deadline is near.
+func (o *op[Out]) keyFingerprint(ctx context.Context) error {
+	o.fp = o.c.Fingerprint
+	k, ok := o.g.opts.Sealer.(FingerprintKeyer)
+	if !ok || o.fp == "" {
+		return nil
+	}
+	fctx, cancel := o.finishContext(ctx)
+	defer cancel()
+	fp, err := k.KeyFingerprint(fctx, o.key, o.c.Fingerprint)
+	if err != nil {
+		o.log(ctx, slog.LevelError, "fingerprint could not be keyed; nothing claimed", slog.Any("error", err))
+		return fmt.Errorf("lambdaidem: key the fingerprint: %w", err)
+	}
+	o.fp = fp
+	return nil
+}
+
+// sameIntent returns nil if rec's stored fingerprint is the call's, a
+// [*RecordError] matching [ErrKeyReused] if not, and an error matching
+// [ErrKeyUnavailable] or [ErrKeyRefused] if the key service needed to
+// tell failed. A fingerprint keyed under another secret (another process,
+// a rotation) or stored unkeyed by an earlier version is asked of the
+// Sealer.
+func (o *op[Out]) sameIntent(ctx context.Context, rec Record) error {
+	if rec.Fingerprint == o.fp {
+		return nil
+	}
+	if k, ok := o.g.opts.Sealer.(FingerprintKeyer); ok && rec.Fingerprint != "" && o.c.Fingerprint != "" {
+		fctx, cancel := o.finishContext(ctx)
+		same, err := k.SameFingerprint(fctx, o.key, rec.Fingerprint, o.c.Fingerprint)
+		cancel()
+		if err != nil {
+			return o.unreadable(ctx, keyFailure("compare the stored fingerprint", err))
+		}
+		if same {
+			return nil
+		}
+	}
+	return o.conflict(ctx, ErrKeyReused, rec)
 }
 
 // errReclaim is what looking at a record in the way answers when the call
@@ -134,7 +184,7 @@ func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 		rec, claimed, err := o.g.store.Claim(ctx, Claim{
 			Key:         o.key,
 			Token:       token,
-			Fingerprint: o.c.Fingerprint,
+			Fingerprint: o.fp,
 			Now:         now,
 			LeaseUntil:  lease,
 			// An expired record is absent: it must not expire while its
@@ -225,10 +275,13 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		return zero, o.commitFailed(ctx, cerr)
 	case stored:
 		return out, unmark(err)
-	case cur.Status == StatusCompleted && cur.Live(opts.Now()) && cur.Fingerprint == o.c.Fingerprint:
+	case cur.Status == StatusCompleted && cur.Live(opts.Now()):
 		// Fenced out by a reconciler that resolved this attempt's record
 		// (under its token) while it was stalled: what is stored is the
-		// outcome.
+		// outcome, if it is this call's.
+		if err := o.sameIntent(ctx, cur); err != nil {
+			return zero, err
+		}
 		return o.replay(ctx, cur, "store")
 	}
 	// Fenced out: the lease lapsed and another attempt took over.
@@ -308,7 +361,7 @@ func (o *op[Out]) commit(ctx context.Context, token string, rec Record, data []b
 	cur, committed, err := o.g.store.Commit(fctx, Commit{
 		Key:         o.key,
 		Token:       token,
-		Fingerprint: o.c.Fingerprint,
+		Fingerprint: o.fp,
 		Outcome:     data,
 		Now:         now,
 		ExpiresAt:   now.Add(opts.RetryHorizon),
@@ -321,7 +374,7 @@ func (o *op[Out]) commit(ctx context.Context, token string, rec Record, data []b
 		return cur, false, err
 	}
 	o.committed(ctx, rec, now)
-	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.c.Fingerprint, Outcome: data, ExpiresAt: storedUntil(cur, now.Add(opts.RetryHorizon))})
+	o.g.cache.put(Record{Key: o.key, Status: StatusCompleted, Fingerprint: o.fp, Outcome: data, ExpiresAt: storedUntil(cur, now.Add(opts.RetryHorizon))})
 	return cur, true, nil
 }
 
@@ -349,8 +402,8 @@ func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error) {
 	if !rec.Live(opts.Now()) {
 		return zero, errReclaim
 	}
-	if rec.Fingerprint != o.c.Fingerprint {
-		return zero, o.conflict(ctx, ErrKeyReused, rec)
+	if err := o.sameIntent(ctx, rec); err != nil {
+		return zero, err
 	}
 	switch rec.Status {
 	case StatusCompleted:
@@ -528,8 +581,7 @@ func (o *op[Out]) replay(ctx context.Context, rec Record, from string) (Out, err
 	out, err := o.decode(ctx, rec)
 	var replayed *ReplayedError
 	if err != nil && !errors.As(err, &replayed) {
-		o.log(ctx, slog.LevelError, "stored outcome unreadable", slog.Any("error", err))
-		return out, err
+		return out, o.unreadable(ctx, err)
 	}
 	o.g.cache.put(rec)
 	if h := o.g.opts.Hooks.OnReplay; h != nil {
@@ -539,6 +591,29 @@ func (o *op[Out]) replay(ctx context.Context, rec Record, from string) (Out, err
 	}
 	o.log(ctx, slog.LevelInfo, "replayed", slog.String("from", from))
 	return out, err
+}
+
+// unreadable logs why a stored record could not be read, and returns err.
+// A key the key service refused is an Error line naming the key and the
+// action to grant: nothing heals it but an operator. A key service that is
+// unavailable for now is a Warn line: the outcome stays stored and a retry
+// replays it.
+func (o *op[Out]) unreadable(ctx context.Context, err error) error {
+	var keyID, action string
+	if kse := (*KeyServiceError)(nil); errors.As(err, &kse) {
+		keyID, action = kse.Key, kse.Action
+	}
+	switch {
+	case errors.Is(err, ErrKeyRefused):
+		o.log(ctx, slog.LevelError, "stored outcome cannot be opened: the key service refused its key; it stays stored, and replays once the role may call the action on the key and the key is enabled (not pending deletion)",
+			slog.String("kms_key", keyID), slog.String("action", action), slog.Any("error", err))
+	case errors.Is(err, ErrKeyUnavailable):
+		o.log(ctx, slog.LevelWarn, "stored outcome cannot be opened now: the key service is unavailable; it stays stored, and a retry replays it",
+			slog.String("kms_key", keyID), slog.String("action", action), slog.Any("error", err))
+	default:
+		o.log(ctx, slog.LevelError, "stored outcome unreadable", slog.Any("error", err))
+	}
+	return err
 }
 
 func (o *op[Out]) conflict(ctx context.Context, cond error, rec Record) error {
@@ -569,7 +644,13 @@ func (o *op[Out]) encode(ctx context.Context, out Out, err error) ([]byte, error
 		data = o.g.zip.compress(data)
 	}
 	if s := o.g.opts.Sealer; s != nil {
-		if data, encErr = s.Seal(ctx, o.key, data); encErr != nil {
+		// On the finish context, as the commit that follows: a handler that
+		// returned past its deadline (Managed Instances run on) still has
+		// its outcome sealed when the Sealer needs a new data key.
+		fctx, cancel := o.finishContext(ctx)
+		data, encErr = s.Seal(fctx, o.key, data)
+		cancel()
+		if encErr != nil {
 			return nil, fmt.Errorf("lambdaidem: seal outcome: %w", encErr)
 		}
 	}
@@ -579,14 +660,19 @@ func (o *op[Out]) encode(ctx context.Context, out Out, err error) ([]byte, error
 	return data, nil
 }
 
-// decode opens and decodes a stored outcome.
+// decode opens and decodes a stored outcome. It opens on the finish
+// context: a duplicate whose invocation is past its deadline still answers
+// with the outcome rather than with a key service timeout.
 func (o *op[Out]) decode(ctx context.Context, rec Record) (Out, error) {
 	data := rec.Outcome
 	if s := o.g.opts.Sealer; s != nil {
+		fctx, cancel := o.finishContext(ctx)
 		var err error
-		if data, err = s.Open(ctx, rec.Key, data); err != nil {
+		data, err = s.Open(fctx, rec.Key, data)
+		cancel()
+		if err != nil {
 			var zero Out
-			return zero, fmt.Errorf("lambdaidem: open stored outcome: %w", err)
+			return zero, keyFailure("open stored outcome", err)
 		}
 	}
 	data, err := o.g.zip.inflate(data)

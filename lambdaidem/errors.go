@@ -37,6 +37,18 @@ var (
 	// nothing was written, and retrying the same request will fail the same
 	// way. It matches ErrEffectRejected too.
 	ErrConditionFailed = fmt.Errorf("%w: a business condition failed", ErrEffectRejected)
+	// ErrKeyUnavailable: a stored record is sealed (Options.Sealer) and the
+	// key service that opens it failed for now: throttled, unavailable,
+	// timed out. The record and its outcome are stored; a retry replays
+	// the outcome once the key service answers.
+	ErrKeyUnavailable = errors.New("lambdaidem: key service unavailable; the stored outcome cannot be opened now")
+	// ErrKeyRefused: a stored record is sealed and the key service refused
+	// its key: access denied, the key disabled, pending deletion or
+	// deleted, or not the key that sealed it. The outcome is stored but
+	// cannot be replayed until the key is usable again; retrying will not
+	// help. The error wraps a [*KeyServiceError] naming the key and the
+	// action.
+	ErrKeyRefused = errors.New("lambdaidem: key service refused the key of a stored outcome")
 	// ErrNoAttempt: a write was staged, or an external effect begun, outside a
 	// wrapped invocation, or after its attempt finished.
 	ErrNoAttempt = errors.New("lambdaidem: no idempotent attempt in context")
@@ -132,6 +144,46 @@ func (e *RejectedError) Unwrap() error { return e.Err }
 // Is makes the error match [ErrEffectRejected] even when the store's error
 // does not.
 func (e *RejectedError) Is(target error) bool { return target == ErrEffectRejected }
+
+// KeyServiceError reports a key service call of a Sealer that failed (for
+// the seal package, AWS KMS's GenerateDataKey or Decrypt). Key services
+// return it, naming their key and action; the seal package wraps any other
+// key service error in one that is not Permanent. Opening a stored outcome
+// with it fails with [ErrKeyRefused] when Permanent, [ErrKeyUnavailable]
+// otherwise.
+type KeyServiceError struct {
+	// Key names the master key, for a KMS key its ARN.
+	Key string
+	// Action is the call, as IAM names it: "kms:Decrypt".
+	Action string
+	// Permanent is set when retrying cannot succeed until an operator
+	// acts: access denied, the key disabled or deleted, the wrong key.
+	Permanent bool
+	// Err is the key service's error.
+	Err error
+}
+
+// Error names the action, the key and the key service's error.
+func (e *KeyServiceError) Error() string {
+	return fmt.Sprintf("lambdaidem: key service: %s on %s: %v", e.Action, e.Key, e.Err)
+}
+
+// Unwrap returns the key service's error.
+func (e *KeyServiceError) Unwrap() error { return e.Err }
+
+// keyFailure is the error of a stored record that could not be opened
+// because of err, a key service error: err matched with [ErrKeyRefused] or
+// [ErrKeyUnavailable]. Any other error is returned as it is.
+func keyFailure(what string, err error) error {
+	var kse *KeyServiceError
+	switch {
+	case !errors.As(err, &kse):
+		return fmt.Errorf("lambdaidem: %s: %w", what, err)
+	case kse.Permanent:
+		return fmt.Errorf("%w: %s: %w", ErrKeyRefused, what, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrKeyUnavailable, what, err)
+}
 
 // ReplayedError is a terminal error stored by an earlier attempt and returned
 // to a duplicate. Type is the original error's type name (as the Lambda

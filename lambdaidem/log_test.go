@@ -86,3 +86,49 @@ func TestADiscardLoggerSilencesTheGuard(t *testing.T) {
 		t.Fatalf("default log = %q; want nothing from a silenced Guard", buf)
 	}
 }
+
+// A handler that fails after BeginExternal leaves its record UNKNOWN: the
+// Error line says so, and what resolves it, instead of "nothing committed,
+// claim released", which would tell on-call that a retry simply reruns.
+func TestHandlerFailureAfterBeginExternalSaysUnknown(t *testing.T) {
+	store := memstore.New()
+	g, err := lambdaidem.New(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := captureDefault(t)
+	w, _ := lambdaidem.NewWrapper(g, lambdaidem.Spec[order, receipt]{Operation: "Pay", Key: func(_ context.Context, o order) (string, error) { return o.ID, nil }})
+	h := w.Wrap(func(ctx context.Context, o order) (receipt, error) {
+		if o.Total > 0 {
+			a, _ := lambdaidem.AttemptFrom(ctx)
+			if err := a.BeginExternal(ctx); err != nil {
+				return receipt{}, err
+			}
+		}
+		return receipt{}, errors.New("card network timed out")
+	})
+	if _, err := h(context.Background(), order{ID: "a", Total: 5}); err == nil {
+		t.Fatal("handler error vanished")
+	}
+	line := buf.String()
+	for _, want := range []string{"level=ERROR", "kept UNKNOWN", "Spec.Reconcile", "lambdaidem resolve"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "released") {
+		t.Errorf("log %q says the claim was released; the record is UNKNOWN", line)
+	}
+	for _, r := range store.Records() {
+		if r.Status != lambdaidem.StatusUnknown {
+			t.Fatalf("record %+v; want it UNKNOWN", r)
+		}
+	}
+	buf.Reset()
+	if _, err := h(context.Background(), order{ID: "b"}); err == nil {
+		t.Fatal("handler error vanished")
+	}
+	if line := buf.String(); !strings.Contains(line, "claim released") || strings.Contains(line, "UNKNOWN") {
+		t.Errorf("log %q; want the claim released, no UNKNOWN", line)
+	}
+}

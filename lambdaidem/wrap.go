@@ -67,8 +67,9 @@ type Handler[In, Out any] func(context.Context, In) (Out, error)
 // Wrap returns h made idempotent: each invocation derives the key, scope
 // and fingerprint from its event and runs h through [Do]. Errors are
 // returned as [Do] returns them: the handler's own errors unchanged, a
-// replayed terminal error as a [*ReplayedError]. A handler error that
-// releases the claim is logged at level Error.
+// replayed terminal error as a [*ReplayedError]. A handler error is logged
+// at level Error, saying whether the claim was released or, after
+// [Attempt.BeginExternal], the record kept UNKNOWN.
 //
 // Wrap cannot fail: a nil h gives a Handler whose every call returns an
 // error.
@@ -84,14 +85,22 @@ func (w *Wrapper[In, Out]) Wrap(h func(context.Context, In) (Out, error)) Handle
 		if err != nil {
 			return zero, err
 		}
-		failed := false
+		failed, external := false, false
 		out, err := Do(ctx, g, call, func(ctx context.Context) (Out, error) {
 			out, err := h(ctx, in)
 			failed = err != nil && !isTerminal(err)
+			if a, ok := AttemptFrom(ctx); ok {
+				external = a.external
+			}
 			return out, err
 		})
-		if failed {
-			g.log(ctx, slog.LevelError, "handler failed; nothing committed", slog.String("operation", spec.Operation), slog.Any("error", err))
+		switch {
+		case failed && external:
+			g.log(ctx, slog.LevelError, "handler failed after BeginExternal; nothing committed, the record is kept UNKNOWN: the external effect may have happened. "+
+				"A duplicate resolves it through Spec.Reconcile, or an operator with lambdaidem resolve --done or --not-done",
+				slog.String("operation", spec.Operation), slog.Any("error", err))
+		case failed:
+			g.log(ctx, slog.LevelError, "handler failed; nothing committed, claim released", slog.String("operation", spec.Operation), slog.Any("error", err))
 		}
 		return out, err
 	}

@@ -78,12 +78,17 @@ type Words struct {
 	Attempt string
 	// Retry says what happens to a failed item: "will be redelivered".
 	Retry string
+	// Dead says where an item that fails every try ends: "it will reach the
+	// dead-letter queue".
+	Dead string
 }
 
 // Classify names why an item failed with err, and the level to log it at:
 // Error for what needs a person (a panic, a handler error, a store failure,
-// staged writes the store refused), Warn for refusals and uncertainty, Info
-// for an item in progress elsewhere.
+// staged writes the store refused, a key reused by another item, which
+// fails every try until it is dead-lettered, a sealed outcome whose key the
+// key service refuses), Warn for uncertainty and a key service unavailable
+// for now, Info for an item in progress elsewhere.
 func Classify(err error, w Words) (slog.Level, string) {
 	var replayed *lambdaidem.ReplayedError
 	var store *lambdaidem.StoreError
@@ -94,7 +99,11 @@ func Classify(err error, w Words) (slog.Level, string) {
 	case errors.As(err, &replayed):
 		return slog.LevelWarn, "terminal error replayed from an earlier " + w.Attempt + "; not run again"
 	case errors.Is(err, lambdaidem.ErrKeyReused):
-		return slog.LevelWarn, "key reused with a different " + w.Payload + "; not processed"
+		return slog.LevelError, "key reused with a different " + w.Payload + "; not processed: it fails every " + w.Attempt + " and " + w.Dead
+	case errors.Is(err, lambdaidem.ErrKeyUnavailable):
+		return slog.LevelWarn, "stored outcome cannot be opened now: the key service is unavailable; " + w.Retry + " and the stored outcome replayed"
+	case errors.Is(err, lambdaidem.ErrKeyRefused):
+		return slog.LevelError, "stored outcome cannot be opened: the key service refused its key; it fails every " + w.Attempt + " until the key or the role's permission is restored, and " + w.Dead
 	case errors.Is(err, lambdaidem.ErrInProgress):
 		return slog.LevelInfo, "in progress in another invocation; " + w.Retry
 	case errors.Is(err, lambdaidem.ErrOutcomeUnknown):

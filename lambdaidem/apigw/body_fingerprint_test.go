@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/apigw"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
 )
 
@@ -111,5 +113,50 @@ func TestReplayDropsCookiesAndCredentialsInAnySpelling(t *testing.T) {
 	}
 	if got.Get("Content-Type") != "text/plain" {
 		t.Errorf("replay lost Content-Type: %v", got)
+	}
+}
+
+// FingerprintBodyFields reads a name twice by the rule encoding/json reads
+// names with: a body that names a chosen field twice under case folding
+// with a rune outside ASCII (the long s U+017F, the Kelvin sign U+212A,
+// the micro sign U+00B5) is fingerprinted by its bytes, so it never shares
+// the fingerprint of the one-field request the handler's decoder reads it
+// as. Before the selectors shared canonicalization's folding rule,
+// "deſtination" matched "destination" but was not seen as a repeat, and the
+// first body below fingerprinted like {"amount":5}.
+func TestFieldSelectorFoldsNamesAsEncodingJSON(t *testing.T) {
+	cases := []struct {
+		name        string
+		paths       []string
+		body, alike string // alike: the one-field body the decoder reads body as
+	}{
+		{"long s", []string{"destination", "amount"},
+			"{\"destination\":\"DE1\",\"de\u017ftination\":null,\"amount\":5}", `{"amount":5}`},
+		{"Kelvin sign", []string{"kind", "amount"},
+			"{\"kind\":\"refund\",\"\u212aind\":\"charge\",\"amount\":5}", `{"kind":"charge","amount":5}`},
+		{"micro sign", []string{"\u03bc", "amount"},
+			"{\"\u03bc\":1,\"\u00b5\":2,\"amount\":5}", "{\"\u03bc\":2,\"amount\":5}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fp := apigw.FingerprintBodyFields(c.paths...)
+			of := func(body string) string {
+				v, err := fp(context.Background(), &apigw.Request{Body: []byte(body)})
+				if err != nil {
+					t.Fatalf("%s: %v", body, err)
+				}
+				s, err := lambdaidem.Fingerprint(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			if of(c.body) == of(c.alike) {
+				t.Fatalf("%s fingerprints like %s", c.body, c.alike)
+			}
+			if of(c.body) != mustBytesFingerprint(t, c.body) {
+				t.Fatalf("%s: want the fingerprint of its bytes", c.body)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lambdaidem/lambdaidem/internal/jsonname"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -128,7 +129,7 @@ func selectIn(dec *json.Decoder, steps [][]string, depth int, found func(path in
 		name, _ := t.(string)
 		var ends, descends []int
 		for i, st := range steps {
-			if depth < len(st) && strings.EqualFold(name, st[depth]) {
+			if depth < len(st) && jsonname.Match(name, st[depth]) {
 				if depth == len(st)-1 {
 					ends = append(ends, i)
 				} else {
@@ -142,7 +143,7 @@ func selectIn(dec *json.Decoder, steps [][]string, depth int, found func(path in
 			}
 			continue
 		}
-		folded := strings.ToLower(name)
+		folded := jsonname.Fold(name) // the rule the match above uses
 		if seen[folded] {
 			return errAmbiguousField
 		}

@@ -23,16 +23,25 @@ func FuzzFingerprintBodyFields(f *testing.F) {
 		`{"payee":[{"iban":1}],"amount":null}`,
 		`{"amount":1e2,"payee":{"iban":"x","IBAN":"y"}}`,
 		`[]`, `{`, `{"a":1}{}`, ` {"amount" : "100" } `,
+		// Names that fold with a rune outside ASCII, as encoding/json
+		// matches them: the long s, the Kelvin sign, the micro sign.
+		"{\"status\":\"DE1\",\"\u017ftatus\":null,\"amount\":5}",
+		"{\"kind\":\"refund\",\"\u212aind\":\"charge\"}",
+		"{\"\u00b5\":1,\"\u03bc\":2,\"\u039c\":3}",
+		"{\"\u212aIND\":\"x\",\"payee\":{\"iban\":\"a\",\"IBAN\":\"b\"}}",
 	} {
 		f.Add(seed)
 	}
-	fp := apigw.FingerprintBodyFields("amount", "payee.iban")
+	fp := apigw.FingerprintBodyFields("amount", "payee.iban", "status", "kind", "μ")
 	type payee struct {
 		IBAN any `json:"iban"`
 	}
 	type intent struct {
 		Amount any    `json:"amount"`
 		Payee  *payee `json:"payee"`
+		Status any    `json:"status"`
+		Kind   any    `json:"kind"`
+		Mu     any    `json:"μ"`
 	}
 	of := func(body []byte) (string, error) {
 		v, err := fp(context.Background(), &apigw.Request{Body: body})
@@ -60,6 +69,14 @@ func FuzzFingerprintBodyFields(f *testing.F) {
 		canon.WriteString(`{"amount":`)
 		a, _ := json.Marshal(in.Amount)
 		canon.Write(a)
+		for _, f := range []struct {
+			name string
+			v    any
+		}{{"status", in.Status}, {"kind", in.Kind}, {"μ", in.Mu}} {
+			v, _ := json.Marshal(f.v)
+			canon.WriteString(`,"` + f.name + `":`)
+			canon.Write(v)
+		}
 		if in.Payee != nil {
 			i, _ := json.Marshal(in.Payee.IBAN)
 			canon.WriteString(`,"payee":{"iban":`)

@@ -50,8 +50,19 @@ const (
 	// stored; the same request fails the same way. Options.ConditionFailed
 	// may answer with another problem (a 404).
 	ProblemConditionFailed = problemBase + "condition-failed"
+	// ProblemKeyServiceUnavailable: 503 with Retry-After, the request's
+	// outcome is stored, sealed, and the key service that opens it
+	// (AWS KMS) is throttling or unavailable for now: a retry with the
+	// same key replays it. Nothing ran again and nothing was released.
+	ProblemKeyServiceUnavailable = problemBase + "key-service-unavailable"
+	// ProblemKeyRefused: 500, the request's outcome is stored, sealed, and
+	// the key service refused its key (access denied, key disabled or
+	// deleted). The deployment is at fault; retrying will not help until
+	// an operator restores the key or the role's permission, which the
+	// guard's error line names. Nothing ran again and nothing was released.
+	ProblemKeyRefused = problemBase + "key-refused"
 	// ProblemInternal: 500, anything else went wrong in the adapter or the
-	// store. Nothing was stored.
+	// store.
 	ProblemInternal = problemBase + "internal"
 )
 

@@ -72,6 +72,24 @@ func TestReplayCarriesRepresentationNotSession(t *testing.T) {
 				"Content-Location": {"https://user:pass@api.example.com/payments/pay_1"},
 			},
 			dropped: []string{"Location", "Content-Location"}},
+		{name: "a Location with a fragment, a Content-Location with path parameters",
+			headers: http.Header{
+				"Location":         {"https://app.example/callback#access_token=eyJhbGciOi&token_type=bearer"},
+				"Content-Location": {"/orders/42;jsessionid=0A1B2C3D"},
+			},
+			dropped: []string{"Location", "Content-Location"}},
+		{name: "an empty fragment, a parameter on an inner segment",
+			headers: http.Header{
+				"Location":         {"/payments/pay_1#"},
+				"Content-Location": {"/orders;sid=9/42"},
+			},
+			dropped: []string{"Location", "Content-Location"}},
+		{name: "an escaped ';' and '#' are part of a segment",
+			headers: http.Header{
+				"Location":         {"/files/a%3Bb"},
+				"Content-Location": {"/files/c%23d"},
+			},
+			kept: []string{"Location", "Content-Location"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -46,8 +46,8 @@ var credentialWords = []string{"token", "secret", "password", "api-key", "apikey
 // storable returns the headers of h that are stored for replay: those in
 // [replayed] and those the deployment adds, minus those it omits, those in
 // [never], those whose names contain a credential word, and a Location or
-// Content-Location that carries user info or a query (a presigned URL
-// carries its credential in the query). Everything else (CORS, Date,
+// Content-Location that carries user info, a query, a fragment or path
+// parameters (see [plainURL]). Everything else (CORS, Date,
 // request and trace ids, authentication challenges, any header not listed)
 // goes to the first client only.
 func storable(h http.Header, add, omit []string) http.Header {
@@ -74,12 +74,15 @@ func storable(h http.Header, add, omit []string) http.Header {
 	return out
 }
 
-// plainURL reports whether v is a URI reference without user info and
-// without a query: one that can name a resource to every client without
-// lending any of them a credential.
+// plainURL reports whether v is a URI reference without user info, a
+// query, a fragment or path parameters: one that can name a resource to
+// every client without lending any of them a credential. A presigned URL
+// carries its credential in the query, an OAuth implicit-grant callback in
+// the fragment (#access_token=…), a servlet session in a path parameter
+// (;jsessionid=…); a percent-encoded ';' or '#' is part of a segment.
 func plainURL(v string) bool {
 	u, err := url.Parse(strings.TrimSpace(v))
-	return err == nil && u.User == nil && u.RawQuery == "" && !u.ForceQuery
+	return err == nil && u.User == nil && u.RawQuery == "" && !u.ForceQuery && !strings.ContainsAny(v, "#;")
 }
 
 func hasCredentialWord(name string) bool {

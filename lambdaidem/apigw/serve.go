@@ -184,6 +184,14 @@ func (a *Adapter) refusal(err error) *Problem {
 	case errors.Is(err, lambdaidem.ErrEffectRejected):
 		return problem(http.StatusInternalServerError, ProblemInternal, "Internal error",
 			"the request's writes were refused by the store; nothing was stored, and retrying will not help")
+	case errors.Is(err, lambdaidem.ErrKeyUnavailable):
+		p := problem(http.StatusServiceUnavailable, ProblemKeyServiceUnavailable, "Key service unavailable",
+			"the outcome of this request is stored, encrypted, and the key service that opens it is unavailable; retry later with the same idempotency key and it will be replayed")
+		p.RetryAfter = time.Second
+		return p
+	case errors.Is(err, lambdaidem.ErrKeyRefused):
+		return problem(http.StatusInternalServerError, ProblemKeyRefused, "Stored outcome cannot be opened",
+			"the outcome of this request is stored, encrypted, and the service may not use its key; it was not run again, and retrying will not help until the service is fixed")
 	case errors.Is(err, lambdaidem.ErrStoreUnavailable):
 		p := problem(http.StatusServiceUnavailable, ProblemStoreUnavailable, "Service unavailable",
 			"the request was not processed; retry later with the same idempotency key")
@@ -191,7 +199,7 @@ func (a *Adapter) refusal(err error) *Problem {
 		return p
 	}
 	return problem(http.StatusInternalServerError, ProblemInternal, "Internal error",
-		"the request failed and nothing was stored; a retry with the same idempotency key is safe")
+		"the request failed; a retry with the same idempotency key is safe")
 }
 
 // unidentified logs why r names no caller, and how to fix it, and returns

@@ -3,78 +3,25 @@ package seal_test
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"errors"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/seal"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/seal/sealtest"
 )
 
-// keyService is an in-process stand-in for AWS KMS's GenerateDataKey and
-// Decrypt: data keys are wrapped with AES-GCM under a master key that
-// never leaves it, with the encryption context as authenticated data, so
-// Decrypt fails on another context, as KMS does ("If you specified an
-// encryption context to encrypt the data, you must specify the same
-// encryption context to decrypt it", AWS KMS Developer Guide, Encryption
-// context). It counts its calls.
-type keyService struct {
-	master             cipher.AEAD
-	generates, decrypt atomic.Int64
-	fail               error
-}
+// newKeyService is the test kit's stand-in for AWS KMS.
+func newKeyService(testing.TB) *sealtest.KeyService { return sealtest.New() }
 
-func newKeyService(t testing.TB) *keyService {
-	t.Helper()
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	block, _ := aes.NewCipher(k)
-	aead, _ := cipher.NewGCM(block)
-	return &keyService{master: aead}
-}
-
-func contextAAD(ec map[string]string) []byte {
-	var b bytes.Buffer
-	for _, k := range slices.Sorted(maps.Keys(ec)) {
-		b.WriteString(k + "\x00" + ec[k] + "\x00")
-	}
-	return b.Bytes()
-}
-
-func (k *keyService) GenerateDataKey(_ context.Context, ec map[string]string) ([]byte, []byte, error) {
-	k.generates.Add(1)
-	if k.fail != nil {
-		return nil, nil, k.fail
-	}
-	plain := make([]byte, 32)
-	_, _ = rand.Read(plain)
-	nonce := make([]byte, 12)
-	_, _ = rand.Read(nonce)
-	return plain, k.master.Seal(nonce, nonce, plain, contextAAD(ec)), nil
-}
-
-func (k *keyService) Decrypt(_ context.Context, blob []byte, ec map[string]string) ([]byte, error) {
-	k.decrypt.Add(1)
-	if k.fail != nil {
-		return nil, k.fail
-	}
-	if len(blob) < 12 {
-		return nil, errors.New("InvalidCiphertextException")
-	}
-	plain, err := k.master.Open(nil, blob[:12], blob[12:], contextAAD(ec))
-	if err != nil {
-		return nil, errors.New("InvalidCiphertextException")
-	}
-	return plain, nil
+// failAll makes both calls of ks fail with err.
+func failAll(ks *sealtest.KeyService, err error) {
+	ks.Fail(sealtest.GenerateDataKey, err)
+	ks.Fail(sealtest.Decrypt, err)
 }
 
 func newSealer(t testing.TB, keys seal.KeyService, optFns ...func(*seal.Options)) *seal.Sealer {
@@ -137,29 +84,69 @@ func TestDataKeysAreCached(t *testing.T) {
 		}
 		sealed = append(sealed, b)
 	}
-	if n := ks.generates.Load(); n != 2 {
+	if n := ks.Calls(sealtest.GenerateDataKey); n != 2 {
 		t.Fatalf("%d GenerateDataKey calls for 100 outcomes at 50 uses a key; want 2", n)
 	}
-	now = now.Add(5 * time.Minute)
-	if _, err := s.Seal(ctx, "ns#late", []byte("x")); err != nil || ks.generates.Load() != 3 {
-		t.Fatalf("after MaxKeyAge: %v, %d generates; want a third key", err, ks.generates.Load())
-	}
-	for i, b := range sealed {
-		if _, err := s.Open(ctx, "ns#"+string(rune('a'+i%26)), b); err != nil {
-			t.Fatal(err)
+	openAll := func(s *seal.Sealer) {
+		t.Helper()
+		for i, b := range sealed {
+			if _, err := s.Open(ctx, "ns#"+string(rune('a'+i%26)), b); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	if n := ks.decrypt.Load(); n != 0 {
+	openAll(s)
+	if n := ks.Calls(sealtest.Decrypt); n != 0 {
 		t.Fatalf("%d Decrypt calls for outcomes this Sealer sealed; want 0", n)
 	}
+	now = now.Add(5 * time.Minute)
+	if _, err := s.Seal(ctx, "ns#late", []byte("x")); err != nil || ks.Calls(sealtest.GenerateDataKey) != 3 {
+		t.Fatalf("after MaxKeyAge: %v, %d generates; want a third key", err, ks.Calls(sealtest.GenerateDataKey))
+	}
+	// Past MaxCacheAge (by default MaxKeyAge) the cached keys are asked of
+	// the key service again, once each: a revoked kms:Decrypt takes effect.
+	openAll(s)
+	openAll(s)
+	if n := ks.Calls(sealtest.Decrypt); n != 2 {
+		t.Fatalf("%d Decrypt calls after MaxCacheAge for 100 outcomes under 2 data keys; want 2", n)
+	}
 	cold := newSealer(t, ks)
-	for i, b := range sealed {
-		if _, err := cold.Open(ctx, "ns#"+string(rune('a'+i%26)), b); err != nil {
+	openAll(cold)
+	if n := ks.Calls(sealtest.Decrypt); n != 4 {
+		t.Fatalf("%d Decrypt calls for 100 outcomes under 2 data keys in a cold Sealer; want 2 more", n-2)
+	}
+}
+
+// A warm process stops opening outcomes within MaxCacheAge of losing
+// kms:Decrypt: the cache keeps a data key no longer than that, however
+// recently it was used (an LRU alone would keep a busy key forever).
+func TestOpenedKeysExpire(t *testing.T) {
+	ctx := context.Background()
+	ks := newKeyService(t)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	writer := newSealer(t, ks)
+	b, err := writer.Seal(ctx, "ns#k", []byte("outcome"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSealer(t, ks, func(o *seal.Options) {
+		o.MaxKeyAge = time.Hour
+		o.MaxCacheAge = time.Minute
+		o.Now = func() time.Time { return now }
+	})
+	for range 5 {
+		if _, err := s.Open(ctx, "ns#k", b); err != nil {
 			t.Fatal(err)
 		}
+		now = now.Add(10 * time.Second)
 	}
-	if n := ks.decrypt.Load(); n != 2 {
-		t.Fatalf("%d Decrypt calls for 100 outcomes under 2 data keys in a cold Sealer; want 2", n)
+	failAll(ks, errors.New("AccessDeniedException"))
+	now = now.Add(11 * time.Second) // 61 s after the Decrypt
+	if _, err := s.Open(ctx, "ns#k", b); err == nil {
+		t.Fatal("opened an outcome past MaxCacheAge after kms:Decrypt was revoked")
+	}
+	if n := ks.Calls(sealtest.Decrypt); n != 2 {
+		t.Fatalf("%d Decrypt calls; want one, then one past MaxCacheAge", n)
 	}
 }
 
@@ -181,7 +168,7 @@ func TestEncryptionContextIsChecked(t *testing.T) {
 
 func TestKeyServiceFailureFailsTheSeal(t *testing.T) {
 	ks := newKeyService(t)
-	ks.fail = errors.New("AccessDeniedException")
+	failAll(ks, errors.New("AccessDeniedException"))
 	s := newSealer(t, ks)
 	if _, err := s.Seal(context.Background(), "ns#k", []byte("x")); err == nil || !strings.Contains(err.Error(), "AccessDenied") {
 		t.Fatalf("Seal = %v; want the key service's error", err)
@@ -194,6 +181,20 @@ func TestNewRefusesInvalidOptions(t *testing.T) {
 	}
 	if _, err := seal.New(newKeyService(t), func(o *seal.Options) { o.MaxKeyUses = -1 }); err == nil {
 		t.Error("negative MaxKeyUses accepted")
+	}
+	if _, err := seal.New(newKeyService(t), func(o *seal.Options) { o.MaxCacheAge = -time.Second }); err == nil {
+		t.Error("negative MaxCacheAge accepted")
+	}
+	// NIST SP 800-38D §8.3: at most 2^32 encryptions under one key with
+	// random 96-bit nonces.
+	if _, err := seal.New(newKeyService(t), func(o *seal.Options) { o.MaxKeyUses = 1<<32 + 1 }); err == nil || !strings.Contains(err.Error(), "2^32") {
+		t.Errorf("MaxKeyUses 2^32+1: %v; want it refused, naming the bound", err)
+	}
+	if _, err := seal.New(newKeyService(t), func(o *seal.Options) { o.MaxKeyUses = 1 << 40 }); err == nil {
+		t.Error("MaxKeyUses 2^40 accepted")
+	}
+	if _, err := seal.New(newKeyService(t), func(o *seal.Options) { o.MaxKeyUses = 1 << 32 }); err != nil {
+		t.Errorf("MaxKeyUses 2^32 refused: %v", err)
 	}
 }
 
@@ -226,7 +227,7 @@ func TestGuardWithSealer(t *testing.T) {
 			t.Fatalf("record %s holds the plain outcome %q", r.Key, r.Outcome)
 		}
 	}
-	if n := ks.generates.Load(); n != 1 {
+	if n := ks.Calls(sealtest.GenerateDataKey); n != 1 {
 		t.Fatalf("%d GenerateDataKey calls for 16 concurrent commits; want 1", n)
 	}
 }

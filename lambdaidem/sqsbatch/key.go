@@ -61,7 +61,9 @@ func KeyFromAttribute(name string) KeyFunc {
 // KeyFromJSONField uses a field of the JSON body. The path names it with
 // dots between object members ("order.id"); names containing dots cannot
 // be addressed. A string is used as it is, a number as written; anything
-// else, an absent field, or a body that is not a JSON object fails.
+// else, an absent field, or a body that is not a JSON object fails Names match as
+// encoding/json matches them (case-insensitively, under Unicode simple
+// folding); an object naming a step twice that way fails.
 func KeyFromJSONField(path string) KeyFunc {
 	return func(_ context.Context, m events.SQSMessage) (string, error) {
 		return jsonkey.Field([]byte(m.Body), path, "the body")

@@ -51,7 +51,7 @@ func TestFailuresAreLoggedWithoutKeyOrBody(t *testing.T) {
 	out := buf.String()
 	hash := lambdaidem.RecordKey(s.guard.Options().Namespace, "", "CreateOrder", "o-1001")
 	for _, want := range []string{
-		`"msg":"sqsbatch: key reused with a different body; not processed"`, `"message_id":"reused-1"`, `"key":"` + hash + `"`,
+		`"level":"ERROR","msg":"sqsbatch: key reused with a different body; not processed: it fails every delivery and will reach the dead-letter queue`, `"message_id":"reused-1"`, `"key":"` + hash + `"`,
 		`"msg":"sqsbatch: malformed message; not processed"`, `"message_id":"malformed-1"`, `no field \"order_id\" in the body`,
 	} {
 		if !strings.Contains(out, want) {

@@ -59,7 +59,8 @@ func (w *wrapper) skip(ctx context.Context, it *item, why string) {
 }
 
 // words are this adapter's names in its log lines.
-var words = batchfail.Words{Item: "message", Payload: "body", Attempt: "delivery", Retry: "will be redelivered"}
+var words = batchfail.Words{Item: "message", Payload: "body", Attempt: "delivery", Retry: "will be redelivered",
+	Dead: "will reach the dead-letter queue (or be dropped, without one)"}
 
 // classify names why a message failed, and how loudly to say it.
 func classify(err error) (slog.Level, string) { return batchfail.Classify(err, words) }

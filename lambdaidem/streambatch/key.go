@@ -39,7 +39,9 @@ func KeyFromEventID(_ context.Context, r Record) (string, error) {
 // names it with dots between object members ("transfer.id"); names
 // containing dots cannot be addressed. A string is used as it is, a number
 // as written; anything else, an absent field, data that is not a JSON
-// object, or a record that is not from Kinesis fails.
+// object, or a record that is not from Kinesis fails Names match as
+// encoding/json matches them (case-insensitively, under Unicode simple
+// folding); an object naming a step twice that way fails.
 func KeyFromDataField(path string) KeyFunc {
 	return func(_ context.Context, r Record) (string, error) {
 		if r.Kinesis == nil {

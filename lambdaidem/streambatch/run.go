@@ -75,7 +75,8 @@ func (a *Adapter) do(ctx context.Context, it *item) error {
 }
 
 // words are this adapter's names in its log lines.
-var words = batchfail.Words{Item: "record", Payload: "payload", Attempt: "attempt", Retry: "Lambda will retry"}
+var words = batchfail.Words{Item: "record", Payload: "payload", Attempt: "attempt", Retry: "Lambda will retry",
+	Dead: "holds its shard until it reaches the on-failure destination or expires"}
 
 // classify names why a record failed, and how loudly to say it.
 func classify(err error) (slog.Level, string) { return batchfail.Classify(err, words) }

@@ -78,8 +78,10 @@ func TestSealedOutcomesOverDynamoDB(t *testing.T) {
 		if !ok || bytes.Contains(data.Value, []byte("4242")) || bytes.Contains(data.Value, []byte("ada@")) {
 			t.Fatalf("%s: data attribute %#v; want a Binary of ciphertext", c.key, e.record(t, recordKey(c.key))["data"])
 		}
-		if _, err := lambdaidem.Do(ctx, e.guard(t, nil), call(c.key), fn); err == nil || errors.Is(err, lambdaidem.ErrKeyReused) {
-			t.Fatalf("%s: a Guard without the Sealer replayed %v; want an unreadable outcome", c.key, err)
+		// Without the Sealer a Guard can neither compare the keyed
+		// fingerprint nor open the outcome: it refuses, and never runs.
+		if out, err := lambdaidem.Do(ctx, e.guard(t, nil), call(c.key), func(context.Context) (string, error) { t.Fatal("ran without the Sealer"); return "", nil }); err == nil {
+			t.Fatalf("%s: a Guard without the Sealer replayed %q; want a refusal", c.key, out)
 		}
 	}
 }
