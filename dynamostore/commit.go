@@ -47,7 +47,7 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 		return s.putRecord(ctx, "commit", s.commitRetries(ctx), c.Key, put)
 	}
 	item := put.Item
-	effects, actions, err := s.effectItems(c.Key, c.Effects, mapSize(item))
+	effects, actions, err := s.effectItems(c.Key, c.Now, c.Effects, mapSize(item))
 	if err != nil {
 		return lambdaidem.Record{}, false, err
 	}

@@ -3,11 +3,14 @@ package dynamostore
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/internal/outboxitem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 )
 
 // DynamoDB's limits on one TransactWriteItems.
@@ -26,6 +29,9 @@ type action struct {
 	table string
 	key   map[string]types.AttributeValue // the Key, or a Put's whole item
 	size  int                             // estimated bytes DynamoDB counts
+	// effect is the action's index among the staged effects (for the
+	// outbox item, that of its first message).
+	effect int
 }
 
 // describe validates one transaction item: exactly one action, with a table
@@ -35,25 +41,25 @@ func describe(item types.TransactWriteItem) (action, error) {
 	n := 0
 	if p := item.Put; p != nil {
 		n++
-		a = action{"Put", aws.ToString(p.TableName), p.Item, mapSize(p.Item) + mapSize(p.ExpressionAttributeValues)}
+		a = action{"Put", aws.ToString(p.TableName), p.Item, mapSize(p.Item) + mapSize(p.ExpressionAttributeValues), 0}
 		if len(p.Item) == 0 {
 			return a, fmt.Errorf("%w: Put has no item", ErrInvalidEffect)
 		}
 	}
 	if u := item.Update; u != nil {
 		n++
-		a = action{"Update", aws.ToString(u.TableName), u.Key, mapSize(u.Key) + mapSize(u.ExpressionAttributeValues)}
+		a = action{"Update", aws.ToString(u.TableName), u.Key, mapSize(u.Key) + mapSize(u.ExpressionAttributeValues), 0}
 		if aws.ToString(u.UpdateExpression) == "" {
 			return a, fmt.Errorf("%w: Update has no update expression", ErrInvalidEffect)
 		}
 	}
 	if d := item.Delete; d != nil {
 		n++
-		a = action{"Delete", aws.ToString(d.TableName), d.Key, mapSize(d.Key) + mapSize(d.ExpressionAttributeValues)}
+		a = action{"Delete", aws.ToString(d.TableName), d.Key, mapSize(d.Key) + mapSize(d.ExpressionAttributeValues), 0}
 	}
 	if c := item.ConditionCheck; c != nil {
 		n++
-		a = action{"ConditionCheck", aws.ToString(c.TableName), c.Key, mapSize(c.Key) + mapSize(c.ExpressionAttributeValues)}
+		a = action{"ConditionCheck", aws.ToString(c.TableName), c.Key, mapSize(c.Key) + mapSize(c.ExpressionAttributeValues), 0}
 		if aws.ToString(c.ConditionExpression) == "" {
 			return a, fmt.Errorf("%w: ConditionCheck has no condition expression", ErrInvalidEffect)
 		}
@@ -84,46 +90,89 @@ func actionName(item types.TransactWriteItem) string {
 	return "empty write"
 }
 
-// effectItems checks the effects of a commit of record key against
+// effectItems checks the effects of a commit of record key at now against
 // DynamoDB's rules before anything is sent, and returns them as
 // transaction items with what the store knows of each. recordSize is the
-// size of the record's own item.
-func (s *Store) effectItems(key string, effects []any, recordSize int) ([]types.TransactWriteItem, []action, error) {
+// size of the record's own item. Outbox messages (outbox.Stage) become
+// one Put of an outbox item on Options.OutboxTable, the last item.
+func (s *Store) effectItems(key string, now time.Time, effects []any, recordSize int) ([]types.TransactWriteItem, []action, error) {
 	reject := func(format string, args ...any) error {
 		return fmt.Errorf("dynamostore: commit: %w: %w: %s", lambdaidem.ErrEffectRejected, ErrInvalidEffect, fmt.Sprintf(format, args...))
 	}
-	if len(effects) > MaxEffects {
-		return nil, nil, reject("%d staged writes; a commit holds at most %d", len(effects), MaxEffects)
-	}
-	items := make([]types.TransactWriteItem, len(effects))
-	actions := make([]action, len(effects))
+	items := make([]types.TransactWriteItem, 0, len(effects))
+	actions := make([]action, 0, len(effects))
+	var messages []outbox.Message
+	firstMessage := -1
 	total := recordSize
 	for i, eff := range effects {
+		var item types.TransactWriteItem
 		switch v := eff.(type) {
+		case outbox.Message:
+			if firstMessage < 0 {
+				firstMessage = i
+			}
+			messages = append(messages, v)
+			continue
 		case types.TransactWriteItem:
-			items[i] = v
+			item = v
 		case *types.TransactWriteItem:
 			if v == nil {
 				return nil, nil, reject("effect %d is a nil *types.TransactWriteItem", i)
 			}
-			items[i] = *v
+			item = *v
 		default:
 			return nil, nil, reject("effect %d is a %T; stage a types.Put, Update, Delete or ConditionCheck with dynamostore.Stage", i, eff)
 		}
-		a, err := describe(items[i])
+		a, err := describe(item)
 		if err != nil {
 			return nil, nil, fmt.Errorf("dynamostore: commit: effect %d: %w: %w", i, lambdaidem.ErrEffectRejected, err)
 		}
 		if a.table == s.table && s.codec.isRecordKey(a.key, key) {
 			return nil, nil, reject("effect %d (%s) writes the idempotency record's own item", i, a.name)
 		}
-		actions[i] = a
+		a.effect = i
+		items = append(items, item)
+		actions = append(actions, a)
 		total += a.size
+	}
+	if len(messages) > 0 {
+		item, a, err := s.outboxPut(key, now, messages)
+		if err != nil {
+			return nil, nil, reject("%v", err)
+		}
+		a.effect = firstMessage
+		items = append(items, item)
+		actions = append(actions, a)
+		total += a.size
+	}
+	if len(items) > MaxEffects {
+		return nil, nil, reject("%d staged writes (the outbox messages count as one); a commit holds at most %d", len(items), MaxEffects)
 	}
 	if total > MaxTransactionSize {
 		return nil, nil, reject("the transaction's items take about %d bytes; DynamoDB allows %d", total, MaxTransactionSize)
 	}
 	return items, actions, nil
+}
+
+// outboxPut is the Put of the outbox item holding the messages a commit of
+// key at now staged, conditioned on no unpublished item under the key.
+func (s *Store) outboxPut(key string, now time.Time, messages []outbox.Message) (types.TransactWriteItem, action, error) {
+	if s.opts.OutboxTable == "" {
+		return types.TransactWriteItem{}, action{}, fmt.Errorf("%d outbox messages staged, but the store has no Options.OutboxTable", len(messages))
+	}
+	item := outboxitem.Encode(key, messages, now)
+	a := action{name: "Put", table: s.opts.OutboxTable, key: map[string]types.AttributeValue{outboxitem.KeyAttr: item[outboxitem.KeyAttr]}, size: mapSize(item)}
+	if a.size > outboxitem.MaxItemSize {
+		return types.TransactWriteItem{}, a, fmt.Errorf("the %d outbox messages take about %d bytes in one item; DynamoDB allows %d", len(messages), a.size, outboxitem.MaxItemSize)
+	}
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName:                           aws.String(s.opts.OutboxTable),
+		Item:                                item,
+		ConditionExpression:                 aws.String(outboxitem.PutCondition),
+		ExpressionAttributeNames:            outboxitem.Names(outboxitem.PutCondition),
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":published": outboxitem.S(outboxitem.Published)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}, a, nil
 }
 
 // mapSize estimates the bytes DynamoDB counts for an attribute map: each

@@ -71,6 +71,15 @@ type Options struct {
 	// "renewed_at".
 	RenewedAtAttr string
 
+	// OutboxTable is the table that outbox messages (outbox.Stage) are
+	// written to, with the record, in the commit's transaction: one item per
+	// commit under the record key, which dynamostore/relay publishes from
+	// the table's stream. Its partition key is "id" (type S), its TTL
+	// attribute "expiration"; it must not be the record table. Default "":
+	// a commit with staged messages fails with an error matching
+	// lambdaidem.ErrEffectRejected.
+	OutboxTable string
+
 	// ConflictRetries is how many times a claim, a read or a fenced write
 	// (release, mark, renew) is sent again after meeting a transaction conflict
 	// (TransactionConflictException: a transaction in flight was writing

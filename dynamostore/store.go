@@ -53,6 +53,9 @@ func New(client Client, table string, optFns ...func(*Options)) (*Store, error) 
 	if err := o.setDefaults(); err != nil {
 		return nil, err
 	}
+	if o.OutboxTable == table {
+		return nil, errors.New("dynamostore: OutboxTable is the record table; outbox items need a table (and stream) of their own")
+	}
 	s := &Store{client: client, table: table, opts: o}
 	s.codec = codec{opts: &s.opts}
 	s.x = newExpressions(&s.opts)

@@ -101,10 +101,10 @@ func (s *Store) cancelled(err error, actions []action) (conflict bool, _ error) 
 		}
 		a := actions[i-1]
 		if code == "ConditionalCheckFailed" {
-			return false, &ConditionFailedError{Index: i - 1, Action: a.name, Table: a.table, Key: a.key, Item: r.Item, Message: aws.ToString(r.Message)}
+			return false, &ConditionFailedError{Index: a.effect, Action: a.name, Table: a.table, Key: a.key, Item: r.Item, Message: aws.ToString(r.Message)}
 		}
 		return false, fmt.Errorf("dynamostore: commit: %w: staged %s %d on table %s: %s: %s",
-			lambdaidem.ErrEffectRejected, a.name, i-1, a.table, code, aws.ToString(r.Message))
+			lambdaidem.ErrEffectRejected, a.name, a.effect, a.table, code, aws.ToString(r.Message))
 	}
 	switch {
 	case busy:

@@ -103,6 +103,29 @@ func (a *Attempt) Stage(effect any) error {
 	return nil
 }
 
+// StageWith stages the effect that build returns, given the effects
+// staged before it (which it must not change), in one step: no other
+// goroutine of the handler stages in between. A typed verb that numbers
+// its effects (outbox.Stage gives each message its position) builds them
+// this way. An error from build stages nothing and is returned as it is;
+// StageWith fails with [ErrNoAttempt] once the attempt has finished.
+func (a *Attempt) StageWith(build func(staged []any) (any, error)) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return fmt.Errorf("stage effect: %w", ErrNoAttempt)
+	}
+	effect, err := build(a.effects[:len(a.effects):len(a.effects)])
+	if err != nil {
+		return err
+	}
+	if effect == nil {
+		return errors.New("lambdaidem: nil effect")
+	}
+	a.effects = append(a.effects, effect)
+	return nil
+}
+
 // Stage adds a store write to the attempt in ctx. Outside a wrapped
 // invocation it fails with [ErrNoAttempt]: a write is never silently lost.
 func Stage(ctx context.Context, effect any) error {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 )
 
 // Put is a business write that the store commits atomically with a
@@ -84,6 +85,7 @@ type Store struct {
 	records map[string]lambdaidem.Record
 	items   map[string]map[string][]byte // table → key → value
 	calls   map[string]int
+	outbox  []*entry // committed outbox entries, in commit order
 }
 
 // New returns an empty store.
@@ -147,7 +149,12 @@ func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Recor
 	return r, true, nil
 }
 
-// Commit implements [lambdaidem.Store]. Effects must be [Put] or [Check] values.
+// Commit implements [lambdaidem.Store]. Effects must be [Put] or [Check]
+// values or outbox messages (outbox.Stage): the messages of one commit
+// become one outbox entry, which [Store.Relay] publishes. Like
+// dynamostore, a commit whose record key still has an unpublished entry
+// fails with a [*ConditionFailedError] on [OutboxTable], rather than lose
+// those messages.
 func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
 	if err := s.begin("commit", c.Key); err != nil {
 		return lambdaidem.Record{}, false, err
@@ -161,8 +168,14 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 		return old, false, nil
 	}
 	var puts []Put
+	var messages []outbox.Message
 	for i, e := range c.Effects {
 		switch e := e.(type) {
+		case outbox.Message:
+			if len(messages) == 0 && s.outboxPending(c.Key) {
+				return lambdaidem.Record{}, false, &ConditionFailedError{Index: i, Table: OutboxTable, Key: c.Key}
+			}
+			messages = append(messages, e)
 		case Put:
 			if _, exists := s.items[e.Table][e.Key]; exists && e.IfAbsent {
 				return lambdaidem.Record{}, false, &ConditionFailedError{Index: i, Table: e.Table, Key: e.Key}
@@ -173,7 +186,7 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 				return lambdaidem.Record{}, false, &ConditionFailedError{Index: i, Table: e.Table, Key: e.Key}
 			}
 		default:
-			return lambdaidem.Record{}, false, fmt.Errorf("memstore: staged effect %d is a %T, not a memstore.Put or Check: %w; "+
+			return lambdaidem.Record{}, false, fmt.Errorf("memstore: staged effect %d is a %T, not a memstore.Put or Check or an outbox message: %w; "+
 				"a handler that stages DynamoDB writes is tested with dynamostore over an in-process endpoint (see the ddbtest module)", i, e, lambdaidem.ErrEffectRejected)
 		}
 	}
@@ -182,6 +195,9 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 			s.items[p.Table] = map[string][]byte{}
 		}
 		s.items[p.Table][p.Key] = append([]byte(nil), p.Value...)
+	}
+	if len(messages) > 0 {
+		s.commitMessages(c.Key, messages, c.Now)
 	}
 	r := lambdaidem.Record{
 		Key: c.Key, Status: lambdaidem.StatusCompleted, Fingerprint: c.Fingerprint, Token: c.Token,

@@ -46,6 +46,21 @@ func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adap
 	return &Adapter{g: g, operation: operation, opts: o, namespace: g.Options().Namespace}, nil
 }
 
+// Unguarded returns an Adapter that runs records exactly as one from [New]
+// does (in shard order; each shard's first failure reported, its later
+// records not run; a panic fails the record) but keeps no idempotency
+// record: for a handler that is idempotent by itself, such as the outbox
+// relay (dynamostore/relay), whose conditional writes are its record. Of
+// the options only Logger applies.
+func Unguarded(optFns ...func(*Options)) *Adapter {
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	o.setDefaults()
+	return &Adapter{opts: o}
+}
+
 // Kinesis returns a batch handler for a Kinesis event source mapping with
 // ReportBatchItemFailures: it runs h once per record, in shard order, and
 // reports in the response the sequence number of each shard's first

@@ -26,6 +26,9 @@ type item struct {
 // failure. Either way the record is reported and not run.
 func (a *Adapter) prepare(ctx context.Context, rec Record, run func(context.Context) error) (it *item) {
 	it = &item{rec: rec, run: run}
+	if a.g == nil {
+		return it // Unguarded: no key, scope or fingerprint
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			it.malformed = fmt.Errorf("deriving the key, scope or fingerprint panicked: %v", v)

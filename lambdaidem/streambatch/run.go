@@ -67,6 +67,9 @@ func (a *Adapter) process(ctx context.Context, it *item) (failed bool) {
 // this record, not the process and the rest of the batch.
 func (a *Adapter) do(ctx context.Context, it *item) error {
 	return batchfail.Recover("streambatch", func() error {
+		if a.g == nil {
+			return it.run(ctx) // Unguarded
+		}
 		_, err := lambdaidem.Do(ctx, a.g, it.call, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, it.run(ctx)
 		})

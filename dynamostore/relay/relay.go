@@ -1,0 +1,255 @@
+// Package relay publishes the outbox messages that dynamostore committed
+// with their records (see lambdaidem/outbox): a Lambda handler for the
+// DynamoDB stream of the outbox table.
+//
+// For each new outbox item the relay reads the item (a strongly consistent
+// GetItem), and for each message not yet published, in position order:
+// for a target with a deduplication window, records the first dispatch
+// (a conditional UpdateItem) and refuses once the window has passed since
+// it (outbox.Window); hands the message to the Publisher; then marks it
+// published (an UpdateItem conditioned on the item being unpublished at
+// exactly that position). The last mark sets the item PUBLISHED and its
+// TTL; an unpublished item has none and never expires.
+//
+// A crash or an error anywhere leaves the message unmarked: the event
+// source mapping sends the record again, and the relay publishes the
+// message again with the same id, which a FIFO target deduplicates and a
+// consumer wrapped by lambdaidem keys on. Two relays on one item each
+// publish and only one mark succeeds; the other reads the item again and
+// goes on from where it is. A record that keeps failing (a target that
+// refuses a message, a window that has passed) goes, after the mapping's
+// retries, to its on-failure destination; the item stays unpublished for
+// an operator, who publishes it with [Relay.Publish] once the cause is
+// fixed.
+//
+// The event source mapping needs ReportBatchItemFailures, a stream view
+// type with new images (NEW_IMAGE or NEW_AND_OLD_IMAGES), and an
+// on-failure destination; the repository's cdk module builds it.
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/internal/outboxitem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/streambatch"
+)
+
+// ErrMalformed: the outbox item, or the stream record naming it, is not
+// what dynamostore writes. The record fails and reaches the on-failure
+// destination.
+var ErrMalformed = errors.New("relay: malformed outbox item")
+
+// Client is the part of the DynamoDB API the relay calls, with the SDK's
+// exact signatures: *dynamodb.Client satisfies it. It needs GetItem and
+// UpdateItem on the outbox table.
+type Client interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+}
+
+// Options configure a [Relay]. The zero value of every field means its
+// documented default.
+type Options struct {
+	// Retention is how long a published outbox item is kept before its TTL
+	// lets DynamoDB delete it. Default 24 hours.
+	Retention time.Duration
+
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+
+	// Logger receives one line per failed record (at level Error) and per
+	// published message (at level Debug), with the record key and message
+	// id, never a message body. Default: nothing is logged.
+	Logger *slog.Logger
+}
+
+// Relay publishes committed outbox messages. Build it with [New]; it is
+// safe for concurrent use.
+type Relay struct {
+	client    Client
+	table     string
+	publisher outbox.Publisher
+	opts      Options
+}
+
+// New returns a Relay over the outbox table named table, publishing
+// through p. It returns an error if client or p is nil, table is empty, or
+// Retention is negative.
+func New(client Client, table string, p outbox.Publisher, optFns ...func(*Options)) (*Relay, error) {
+	switch {
+	case client == nil:
+		return nil, errors.New("relay: nil client")
+	case table == "":
+		return nil, errors.New("relay: empty table name")
+	case p == nil:
+		return nil, errors.New("relay: nil Publisher")
+	}
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	switch {
+	case o.Retention < 0:
+		return nil, errors.New("relay: negative Retention")
+	case o.Retention == 0:
+		o.Retention = 24 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Relay{client: client, table: table, publisher: p, opts: o}, nil
+}
+
+// Handler returns the Lambda handler for the outbox table's DynamoDB
+// stream, run through streambatch (shard order; each shard's first failed
+// record reported in the response, ReportBatchItemFailures): for every
+// record whose new image is an unpublished outbox item, it publishes the
+// item's unpublished messages ([Relay.Publish]). Other records (the marks'
+// own changes, deletions by TTL) pass. The result has the signature
+// lambda.Start accepts.
+func (r *Relay) Handler() func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	a := streambatch.Unguarded(func(o *streambatch.Options) { o.Logger = r.opts.Logger })
+	return a.DynamoDB(r.record)
+}
+
+// record handles one stream record.
+func (r *Relay) record(ctx context.Context, rec events.DynamoDBEventRecord) error {
+	image := rec.Change.NewImage
+	status, ok := image[outboxitem.StatusAttr]
+	if !ok || status.DataType() != events.DataTypeString || status.String() != outboxitem.Pending {
+		return nil
+	}
+	key, ok := image[outboxitem.KeyAttr]
+	if !ok || key.DataType() != events.DataTypeString || key.String() == "" {
+		return fmt.Errorf("%w: the stream record's new image has no %s", ErrMalformed, outboxitem.KeyAttr)
+	}
+	if err := r.Publish(ctx, key.String()); err != nil {
+		r.opts.Logger.LogAttrs(ctx, slog.LevelError, "relay: outbox item not published; the event source mapping will retry it",
+			slog.String("key", key.String()), slog.String("event_id", rec.EventID), slog.Any("error", err))
+		return err
+	}
+	return nil
+}
+
+// Publish publishes, in position order, the messages of the outbox item
+// under the record key that are not yet published, marking each after its
+// publish; an item that is published or absent is left alone. It is what
+// the handler runs for each record, and what an operator calls to publish
+// an item whose record reached the on-failure destination. An error
+// (the Publisher's, [outbox.ErrWindowPassed], [ErrMalformed], a DynamoDB
+// error) leaves the message unmarked.
+func (r *Relay) Publish(ctx context.Context, key string) error {
+	it, ok, err := r.read(ctx, key)
+	for ok && err == nil && it.Status == outboxitem.Pending {
+		var advanced bool
+		advanced, err = r.step(ctx, &it)
+		if err == nil && !advanced {
+			it, ok, err = r.read(ctx, key) // another relay moved the item
+		}
+	}
+	return err
+}
+
+// step dispatches, publishes and marks it.Messages[it.Published] and
+// advances it. It reports false, with no error, when a condition showed
+// that the item moved under it.
+func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
+	i := it.Published
+	m := it.Messages[i]
+	if m.Window > 0 {
+		now := r.opts.Now()
+		if err := outbox.Window(m, it.DispatchedAt, now); err != nil {
+			return false, err
+		}
+		if it.DispatchedAt.IsZero() {
+			ok, err := r.update(ctx, it.Key, outboxitem.DispatchUpdate, outboxitem.DispatchCondition, map[string]types.AttributeValue{
+				":nowMs": outboxitem.N(now.UnixMilli()),
+			}, i)
+			if !ok || err != nil {
+				return false, err
+			}
+			it.DispatchedAt = time.UnixMilli(now.UnixMilli())
+		}
+	}
+	if err := r.publisher.Publish(ctx, m); err != nil {
+		return false, fmt.Errorf("relay: publish message %s (%s): %w", m.ID, m.Kind, err)
+	}
+	update, values := outboxitem.MarkUpdate, map[string]types.AttributeValue{":next": outboxitem.N(int64(i + 1))}
+	last := i+1 == len(it.Messages)
+	if last {
+		update = outboxitem.MarkLastUpdate
+		values[":expiration"] = outboxitem.N(r.opts.Now().Add(r.opts.Retention).Unix())
+	}
+	ok, err := r.update(ctx, it.Key, update, outboxitem.MarkCondition, values, i)
+	if !ok || err != nil {
+		return false, err
+	}
+	r.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "relay: message published", slog.String("key", it.Key), slog.String("message_id", m.ID))
+	it.Published, it.DispatchedAt = i+1, time.Time{}
+	if last {
+		it.Status = outboxitem.Published
+	}
+	return true, nil
+}
+
+// update sends one conditional UpdateItem on the item under key, at
+// position. A failed condition is false, not an error.
+func (r *Relay) update(ctx context.Context, key, update, condition string, values map[string]types.AttributeValue, position int) (bool, error) {
+	values[":pending"] = outboxitem.S(outboxitem.Pending)
+	values[":position"] = outboxitem.N(int64(position))
+	if update == outboxitem.MarkLastUpdate {
+		values[":published"] = outboxitem.S(outboxitem.Published)
+	}
+	_, err := r.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(r.table),
+		Key:                       map[string]types.AttributeValue{outboxitem.KeyAttr: outboxitem.S(key)},
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String(condition),
+		ExpressionAttributeNames:  outboxitem.Names(update, condition),
+		ExpressionAttributeValues: values,
+	})
+	var failed *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &failed):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("relay: update outbox item: %w", err)
+	}
+	return true, nil
+}
+
+// read is a strongly consistent GetItem of the item under key.
+func (r *Relay) read(ctx context.Context, key string) (outboxitem.Item, bool, error) {
+	out, err := r.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(r.table),
+		Key:            map[string]types.AttributeValue{outboxitem.KeyAttr: outboxitem.S(key)},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return outboxitem.Item{}, false, fmt.Errorf("relay: read outbox item: %w", err)
+	}
+	if len(out.Item) == 0 {
+		return outboxitem.Item{}, false, nil
+	}
+	it, err := outboxitem.Decode(out.Item)
+	if err != nil {
+		return outboxitem.Item{}, false, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if it.Status == outboxitem.Pending && it.Published == len(it.Messages) {
+		return outboxitem.Item{}, false, fmt.Errorf("%w: unpublished with all %d messages marked", ErrMalformed, it.Published)
+	}
+	return it, true, nil
+}

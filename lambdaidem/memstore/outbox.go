@@ -1,0 +1,112 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
+)
+
+// OutboxTable is the table name a [*ConditionFailedError] names when a
+// commit meets an unpublished outbox entry of its record key.
+const OutboxTable = "outbox"
+
+// entry is the outbox messages of one commit and how far the relay got.
+type entry struct {
+	key           string
+	messages      []outbox.Message
+	published     int
+	committedAt   time.Time
+	firstDispatch time.Time // of messages[published]; zero before it is dispatched
+}
+
+// Entry is an outbox entry as [Store.Outbox] shows it.
+type Entry struct {
+	// Key is the record key of the commit that wrote the entry.
+	Key string
+	// Messages are its messages in position order.
+	Messages []outbox.Message
+	// Published is how many of them the relay has published (in order).
+	Published int
+	// CommittedAt is when the commit wrote it.
+	CommittedAt time.Time
+}
+
+// outboxPending reports whether key has an entry with unpublished
+// messages. The caller holds the lock.
+func (s *Store) outboxPending(key string) bool {
+	for _, e := range s.outbox {
+		if e.key == key && e.published < len(e.messages) {
+			return true
+		}
+	}
+	return false
+}
+
+// commitMessages records the outbox entry of a commit. The caller holds
+// the lock.
+func (s *Store) commitMessages(key string, messages []outbox.Message, now time.Time) {
+	s.outbox = slices.DeleteFunc(s.outbox, func(e *entry) bool { return e.key == key })
+	s.outbox = append(s.outbox, &entry{key: key, messages: slices.Clone(messages), committedAt: now})
+}
+
+// Outbox returns every outbox entry in commit order, published ones
+// included (memstore expires none).
+func (s *Store) Outbox() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Entry, len(s.outbox))
+	for i, e := range s.outbox {
+		out[i] = Entry{Key: e.key, Messages: slices.Clone(e.messages), Published: e.published, CommittedAt: e.committedAt}
+	}
+	return out
+}
+
+// Relay publishes, in commit order and within an entry in position order,
+// every committed outbox message not yet published, through p, and marks
+// each published after p returns: the in-memory counterpart of
+// dynamostore/relay. It stops at the first error (p's, or
+// [outbox.ErrWindowPassed] for a message whose target's window has passed
+// since its first dispatch at now) and returns it with how many messages
+// it published. p runs without the store's lock held.
+func (s *Store) Relay(ctx context.Context, now time.Time, p outbox.Publisher) (int, error) {
+	n := 0
+	for {
+		s.mu.Lock()
+		var e *entry
+		for _, c := range s.outbox {
+			if c.published < len(c.messages) {
+				e = c
+				break
+			}
+		}
+		if e == nil {
+			s.mu.Unlock()
+			return n, nil
+		}
+		i := e.published
+		m := e.messages[i]
+		if err := outbox.Window(m, e.firstDispatch, now); err != nil {
+			s.mu.Unlock()
+			return n, err
+		}
+		if e.firstDispatch.IsZero() {
+			e.firstDispatch = now
+		}
+		s.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		if err := p.Publish(ctx, m); err != nil {
+			return n, err
+		}
+		s.mu.Lock()
+		if e.published == i {
+			e.published++
+			e.firstDispatch = time.Time{}
+			n++
+		}
+		s.mu.Unlock()
+	}
+}

@@ -1,0 +1,442 @@
+package outbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lambdaidem/lambdaidem/internal/testclock"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
+)
+
+const queue = "https://sqs.eu-west-1.amazonaws.com/123456789012/orders"
+
+func guard(t *testing.T, s *memstore.Store, clk *testclock.Clock) *lambdaidem.Guard {
+	t.Helper()
+	g, err := lambdaidem.New(s, func(o *lambdaidem.Options) {
+		o.RetryHorizon = time.Hour
+		if clk != nil {
+			o.Now = clk.Now
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func call(key string) lambdaidem.Call[string] {
+	return lambdaidem.Call[string]{Operation: "AcceptOrder", Key: key, Fingerprint: "fp-" + key}
+}
+
+// recorder is a Publisher that keeps what it was given, optionally failing.
+type recorder struct {
+	mu   sync.Mutex
+	sent []outbox.Message
+	fail func(m outbox.Message, sent bool) error // called before (sent=false) and after (sent=true) recording
+}
+
+func (r *recorder) Publish(_ context.Context, m outbox.Message) error {
+	if r.fail != nil {
+		if err := r.fail(m, false); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	r.sent = append(r.sent, m)
+	r.mu.Unlock()
+	if r.fail != nil {
+		return r.fail(m, true)
+	}
+	return nil
+}
+
+func (r *recorder) ids() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, len(r.sent))
+	for i, m := range r.sent {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+// TestStageValidates: what a target needs is checked when the message is
+// staged; an invalid message is not staged, and the commit goes on without it.
+func TestStageValidates(t *testing.T) {
+	cases := map[string]func(ctx context.Context) error{
+		"SQS without queue":         func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{Body: "b"}); return err },
+		"SQS without body":          func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue}); return err },
+		"SQS to a FIFO queue":       func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue + ".fifo", Body: "b"}); return err },
+		"SQS delay over 15 minutes": func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "b", Delay: 16 * time.Minute}); return err },
+		"SQS with 10 attributes": func(ctx context.Context) error {
+			attrs := map[string]string{}
+			for _, c := range "abcdefghij" {
+				attrs[string(c)] = "v"
+			}
+			_, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "b", Attributes: attrs})
+			return err
+		},
+		"SQS with the relay's attribute": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "b", Attributes: map[string]string{outbox.IDAttribute: "x"}})
+			return err
+		},
+		"SQSFIFO to a standard queue": func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue, GroupID: "g", Body: "b"}); return err },
+		"SQSFIFO without group":       func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", Body: "b"}); return err },
+		"SQSFIFO group over 128": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", GroupID: strings.Repeat("g", 129), Body: "b"})
+			return err
+		},
+		"SNS to a FIFO topic":     func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:t.fifo", Message: "m"}); return err },
+		"SNS subject over 100":    func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:t", Message: "m", Subject: strings.Repeat("s", 101)}); return err },
+		"SNSFIFO to a standard":   func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: "arn:t", GroupID: "g", Message: "m"}); return err },
+		"SNSFIFO without group":   func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: "arn:t.fifo", Message: "m"}); return err },
+		"EventBridge no source":   func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.EventBridge{DetailType: "d", Detail: "{}"}); return err },
+		"EventBridge no type":     func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", Detail: "{}"}); return err },
+		"EventBridge array":       func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: "[1]"}); return err },
+		"EventBridge relay field": func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"lambdaidem-message-id":1}`}); return err },
+		"Item without target":     func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.Item{Body: "b"}); return err },
+		"Item negative window":    func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.Item{Target: "t", Body: "b", Window: -1}); return err },
+		"body not UTF-8":          func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.Item{Target: "t", Body: "\xff"}); return err },
+	}
+	for name, stage := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := memstore.New()
+			_, err := lambdaidem.Do(context.Background(), guard(t, s, nil), call("k"), func(ctx context.Context) (string, error) {
+				if err := stage(ctx); !errors.Is(err, outbox.ErrInvalidMessage) {
+					t.Errorf("Stage = %v; want ErrInvalidMessage", err)
+				}
+				return "ok", nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Outbox(); len(got) != 0 {
+				t.Errorf("an invalid message was committed: %+v", got)
+			}
+		})
+	}
+}
+
+// TestStageOutsideInvocation: a message staged outside a wrapped
+// invocation fails loudly instead of vanishing.
+func TestStageOutsideInvocation(t *testing.T) {
+	if _, err := outbox.Stage(context.Background(), outbox.SQS{QueueURL: queue, Body: "b"}); !errors.Is(err, lambdaidem.ErrNoAttempt) {
+		t.Fatalf("Stage = %v; want ErrNoAttempt", err)
+	}
+}
+
+// stageAll stages one message of each kind and returns their ids.
+func stageAll(ctx context.Context) ([]string, error) {
+	var ids []string
+	for _, stage := range []func() (string, error){
+		func() (string, error) { return outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "sqs"}) },
+		func() (string, error) {
+			return outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", GroupID: "order-42", Body: "fifo"})
+		},
+		func() (string, error) { return outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:aws:sns:eu-west-1:1:t", Message: "sns"}) },
+		func() (string, error) {
+			return outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: "arn:aws:sns:eu-west-1:1:t.fifo", GroupID: "g", Message: "snsfifo"})
+		},
+		func() (string, error) {
+			return outbox.Stage(ctx, outbox.EventBridge{Source: "orders", DetailType: "OrderAccepted", Detail: ` {"order":"42"}`})
+		},
+		func() (string, error) { return outbox.Stage(ctx, outbox.Item{Target: "ledger", Body: "item"}) },
+	} {
+		id, err := stage()
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// TestIDsStableAcrossAttempts: each message's id is the operation key and
+// its position, the same in every attempt at the operation (here a first
+// attempt that fails and is released, then one that commits), and
+// different for another operation.
+func TestIDsStableAcrossAttempts(t *testing.T) {
+	s := memstore.New()
+	g := guard(t, s, nil)
+	var first, second []string
+	var opKey string
+	boom := errors.New("boom")
+	_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
+		ids, err := stageAll(ctx)
+		first = ids
+		if err != nil {
+			return "", err
+		}
+		return "", boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("first attempt = %v", err)
+	}
+	if len(s.Outbox()) != 0 {
+		t.Fatal("a failed attempt committed messages")
+	}
+	if _, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
+		a, _ := lambdaidem.AttemptFrom(ctx)
+		opKey = a.OperationKey()
+		ids, err := stageAll(ctx)
+		second = ids
+		return "ok", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(first, " ") != strings.Join(second, " ") {
+		t.Errorf("ids differ across attempts:\n%v\n%v", first, second)
+	}
+	for i, id := range second {
+		if want := outbox.ID(opKey, i); id != want {
+			t.Errorf("message %d id %q; want %q", i, id, want)
+		}
+	}
+	entries := s.Outbox()
+	if len(entries) != 1 || len(entries[0].Messages) != 6 {
+		t.Fatalf("outbox = %+v; want one entry of 6 messages", entries)
+	}
+	var other []string
+	if _, err := lambdaidem.Do(context.Background(), g, call("k2"), func(ctx context.Context) (string, error) {
+		ids, err := stageAll(ctx)
+		other = ids
+		return "ok", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if other[0] == second[0] {
+		t.Errorf("two operations share the message id %s", other[0])
+	}
+}
+
+// TestWhereTheIDGoes: FIFO targets get it as their deduplication id (the
+// publisher's job), standard SQS and SNS as a message attribute, and
+// EventBridge in its detail, which stays a JSON object.
+func TestWhereTheIDGoes(t *testing.T) {
+	s := memstore.New()
+	if _, err := lambdaidem.Do(context.Background(), guard(t, s, nil), call("k"), func(ctx context.Context) (string, error) {
+		_, err := stageAll(ctx)
+		return "ok", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.Outbox()[0].Messages
+	for _, m := range msgs {
+		_, has := m.Attributes[outbox.IDAttribute]
+		switch m.Kind {
+		case outbox.KindSQS, outbox.KindSNS:
+			if m.Attributes[outbox.IDAttribute] != m.ID {
+				t.Errorf("%s: attribute %q = %q; want %q", m.Kind, outbox.IDAttribute, m.Attributes[outbox.IDAttribute], m.ID)
+			}
+		case outbox.KindEventBridge:
+			var detail map[string]any
+			if err := json.Unmarshal([]byte(m.Body), &detail); err != nil {
+				t.Fatalf("detail %s: %v", m.Body, err)
+			}
+			if detail[outbox.IDAttribute] != m.ID || detail["order"] != "42" {
+				t.Errorf("detail = %s", m.Body)
+			}
+		default:
+			if has {
+				t.Errorf("%s carries the id attribute; its id goes elsewhere", m.Kind)
+			}
+		}
+		if (m.Kind == outbox.KindSQSFIFO || m.Kind == outbox.KindSNSFIFO) != (m.Window == outbox.FIFOWindow) {
+			t.Errorf("%s: window %s", m.Kind, m.Window)
+		}
+	}
+}
+
+// TestCommitIsAtomic: messages are committed with the outcome, or not at
+// all: a handler error, a failed business condition and a panic commit
+// none; a completed duplicate replays without staging again.
+func TestCommitIsAtomic(t *testing.T) {
+	s := memstore.New()
+	g := guard(t, s, nil)
+	stage := func(ctx context.Context) error {
+		_, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "accepted"})
+		return err
+	}
+	_, err := lambdaidem.Do(context.Background(), g, call("err"), func(ctx context.Context) (string, error) {
+		return "", errors.Join(stage(ctx), errors.New("handler failed"))
+	})
+	if err == nil {
+		t.Fatal("want the handler's error")
+	}
+	_, err = lambdaidem.Do(context.Background(), g, call("cond"), func(ctx context.Context) (string, error) {
+		if err := stage(ctx); err != nil {
+			return "", err
+		}
+		return "ok", memstore.Stage(ctx, memstore.Check{Table: "orders", Key: "missing"})
+	})
+	if !errors.Is(err, lambdaidem.ErrConditionFailed) {
+		t.Fatalf("failed condition = %v", err)
+	}
+	if got := s.Outbox(); len(got) != 0 {
+		t.Fatalf("messages committed without their commit: %+v", got)
+	}
+	for range 3 {
+		if _, err := lambdaidem.Do(context.Background(), g, call("ok"), func(ctx context.Context) (string, error) {
+			return "ok", stage(ctx)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Outbox(); len(got) != 1 || len(got[0].Messages) != 1 {
+		t.Fatalf("outbox after one commit and two replays = %+v", got)
+	}
+}
+
+// TestMemstoreRelay: the in-memory relay publishes in commit and position
+// order; a crash after a publish, before its mark, publishes that message
+// again with the same id and nothing else twice.
+func TestMemstoreRelay(t *testing.T) {
+	s := memstore.New()
+	g := guard(t, s, nil)
+	for _, key := range []string{"a", "b"} {
+		if _, err := lambdaidem.Do(context.Background(), g, call(key), func(ctx context.Context) (string, error) {
+			for _, body := range []string{key + "0", key + "1"} {
+				if _, err := outbox.Stage(ctx, outbox.Item{Target: "t", Body: body}); err != nil {
+					return "", err
+				}
+			}
+			return "ok", nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crash := errors.New("crash after publish")
+	crashed := false
+	p := &recorder{fail: func(m outbox.Message, sent bool) error {
+		if sent && m.Body == "a1" && !crashed {
+			crashed = true
+			return crash
+		}
+		return nil
+	}}
+	n, err := s.Relay(context.Background(), time.Now(), p)
+	if !errors.Is(err, crash) || n != 1 {
+		t.Fatalf("Relay = %d, %v; want 1, the crash", n, err)
+	}
+	if n, err = s.Relay(context.Background(), time.Now(), p); err != nil || n != 3 {
+		t.Fatalf("second Relay = %d, %v; want 3, nil", n, err)
+	}
+	var bodies []string
+	for _, m := range p.sent {
+		bodies = append(bodies, m.Body)
+	}
+	if got := strings.Join(bodies, " "); got != "a0 a1 a1 b0 b1" {
+		t.Errorf("published %s; want a0 a1 a1 b0 b1", got)
+	}
+	if ids := p.ids(); ids[1] != ids[2] {
+		t.Errorf("the republished message has a new id: %s, %s", ids[1], ids[2])
+	}
+	for _, e := range s.Outbox() {
+		if e.Published != len(e.Messages) {
+			t.Errorf("entry %s: %d of %d published", e.Key, e.Published, len(e.Messages))
+		}
+	}
+}
+
+// TestWindowEdges: a target's deduplication window, at its edge on the
+// manual clock. The first dispatch is always allowed; a redispatch until
+// one instant before the window has passed; never at or after it.
+func TestWindowEdges(t *testing.T) {
+	first := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	fifo := outbox.Message{ID: "op-0", Window: outbox.FIFOWindow}
+	cases := []struct {
+		name  string
+		m     outbox.Message
+		first time.Time
+		now   time.Time
+		ok    bool
+	}{
+		{"first dispatch, long after commit", fifo, time.Time{}, first.Add(48 * time.Hour), true},
+		{"redispatch at once", fifo, first, first, true},
+		{"redispatch 1ms before the edge", fifo, first, first.Add(outbox.FIFOWindow - time.Millisecond), true},
+		{"redispatch at the edge", fifo, first, first.Add(outbox.FIFOWindow), false},
+		{"redispatch after the edge", fifo, first, first.Add(outbox.FIFOWindow + time.Millisecond), false},
+		{"no window: consumer dedupes", outbox.Message{ID: "op-0"}, first, first.Add(48 * time.Hour), true},
+	}
+	for _, c := range cases {
+		err := outbox.Window(c.m, c.first, c.now)
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, outbox.ErrWindowPassed) {
+			t.Errorf("%s: Window = %v; want ok=%v", c.name, err, c.ok)
+		}
+	}
+}
+
+// TestMemstoreRelayRefusesPastWindow: a FIFO message whose first dispatch
+// failed is sent again within five minutes, and never after: the relay
+// refuses, says why, and the message stays unpublished.
+func TestMemstoreRelayRefusesPastWindow(t *testing.T) {
+	clk := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s := memstore.New()
+	if _, err := lambdaidem.Do(context.Background(), guard(t, s, clk), call("k"), func(ctx context.Context) (string, error) {
+		_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", GroupID: "g", Body: "b"})
+		return "ok", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lost := errors.New("response lost")
+	p := &recorder{fail: func(_ outbox.Message, sent bool) error {
+		if sent {
+			return lost
+		}
+		return nil
+	}}
+	if _, err := s.Relay(context.Background(), clk.Now(), p); !errors.Is(err, lost) {
+		t.Fatal(err)
+	}
+	clk.Advance(outbox.FIFOWindow - time.Millisecond)
+	if _, err := s.Relay(context.Background(), clk.Now(), p); !errors.Is(err, lost) {
+		t.Fatalf("redispatch inside the window = %v; want it sent (and lost again)", err)
+	}
+	clk.Advance(time.Millisecond)
+	p.fail = nil
+	_, err := s.Relay(context.Background(), clk.Now(), p)
+	if !errors.Is(err, outbox.ErrWindowPassed) || !strings.Contains(err.Error(), "deduplicates for 5m0s") {
+		t.Fatalf("redispatch at the window's edge = %v; want ErrWindowPassed saying why", err)
+	}
+	if len(p.sent) != 2 || s.Outbox()[0].Published != 0 {
+		t.Errorf("sent %d times, %d published; want 2 and 0", len(p.sent), s.Outbox()[0].Published)
+	}
+}
+
+// TestUnpublishedNeverOverwritten: a commit under a record key whose
+// earlier messages are still unpublished (its record expired and the key
+// ran again before the relay caught up) fails with a condition error
+// rather than lose them.
+func TestUnpublishedNeverOverwritten(t *testing.T) {
+	clk := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s := memstore.New()
+	g := guard(t, s, clk)
+	run := func() error {
+		_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
+			_, err := outbox.Stage(ctx, outbox.Item{Target: "t", Body: "b"})
+			return "ok", err
+		})
+		return err
+	}
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Hour) // past the retry horizon
+	var cf *memstore.ConditionFailedError
+	if err := run(); !errors.As(err, &cf) || cf.Table != memstore.OutboxTable {
+		t.Fatalf("second run over an unpublished entry = %v; want a condition failure on the outbox", err)
+	}
+	if _, err := s.Relay(context.Background(), clk.Now(), &recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(); err != nil {
+		t.Fatalf("second run over a published entry = %v", err)
+	}
+}
