@@ -71,10 +71,16 @@ func (r *recorder) ids() []string {
 // staged; an invalid message is not staged, and the commit goes on without it.
 func TestStageValidates(t *testing.T) {
 	cases := map[string]func(ctx context.Context) error{
-		"SQS without queue":         func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{Body: "b"}); return err },
-		"SQS without body":          func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue}); return err },
-		"SQS to a FIFO queue":       func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue + ".fifo", Body: "b"}); return err },
-		"SQS delay over 15 minutes": func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "b", Delay: 16 * time.Minute}); return err },
+		"SQS without queue": func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{Body: "b"}); return err },
+		"SQS without body":  func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue}); return err },
+		"SQS to a FIFO queue": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue + ".fifo", Body: "b"})
+			return err
+		},
+		"SQS delay over 15 minutes": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "b", Delay: 16 * time.Minute})
+			return err
+		},
 		"SQS with 10 attributes": func(ctx context.Context) error {
 			attrs := map[string]string{}
 			for _, c := range "abcdefghij" {
@@ -87,23 +93,59 @@ func TestStageValidates(t *testing.T) {
 			_, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "b", Attributes: map[string]string{outbox.IDAttribute: "x"}})
 			return err
 		},
-		"SQSFIFO to a standard queue": func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue, GroupID: "g", Body: "b"}); return err },
-		"SQSFIFO without group":       func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", Body: "b"}); return err },
+		"SQSFIFO to a standard queue": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue, GroupID: "g", Body: "b"})
+			return err
+		},
+		"SQSFIFO without group": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", Body: "b"})
+			return err
+		},
 		"SQSFIFO group over 128": func(ctx context.Context) error {
 			_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", GroupID: strings.Repeat("g", 129), Body: "b"})
 			return err
 		},
-		"SNS to a FIFO topic":     func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:t.fifo", Message: "m"}); return err },
-		"SNS subject over 100":    func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:t", Message: "m", Subject: strings.Repeat("s", 101)}); return err },
-		"SNSFIFO to a standard":   func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: "arn:t", GroupID: "g", Message: "m"}); return err },
-		"SNSFIFO without group":   func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: "arn:t.fifo", Message: "m"}); return err },
-		"EventBridge no source":   func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.EventBridge{DetailType: "d", Detail: "{}"}); return err },
-		"EventBridge no type":     func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", Detail: "{}"}); return err },
-		"EventBridge array":       func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: "[1]"}); return err },
-		"EventBridge relay field": func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"lambdaidem-message-id":1}`}); return err },
-		"Item without target":     func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.Item{Body: "b"}); return err },
-		"Item negative window":    func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.Item{Target: "t", Body: "b", Window: -1}); return err },
-		"body not UTF-8":          func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.Item{Target: "t", Body: "\xff"}); return err },
+		"SNS to a FIFO topic": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:t.fifo", Message: "m"})
+			return err
+		},
+		"SNS subject over 100": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:t", Message: "m", Subject: strings.Repeat("s", 101)})
+			return err
+		},
+		"SNSFIFO to a standard": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: "arn:t", GroupID: "g", Message: "m"})
+			return err
+		},
+		"SNSFIFO without group": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: "arn:t.fifo", Message: "m"})
+			return err
+		},
+		"EventBridge no source": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{DetailType: "d", Detail: "{}"})
+			return err
+		},
+		"EventBridge no type": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", Detail: "{}"})
+			return err
+		},
+		"EventBridge array": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: "[1]"})
+			return err
+		},
+		"EventBridge relay field": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"lambdaidem-message-id":1}`})
+			return err
+		},
+		"Item without target": func(ctx context.Context) error { _, err := outbox.Stage(ctx, outbox.Item{Body: "b"}); return err },
+		"Item negative window": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.Item{Target: "t", Body: "b", Window: -1})
+			return err
+		},
+		"body not UTF-8": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.Item{Target: "t", Body: "\xff"})
+			return err
+		},
 	}
 	for name, stage := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -140,7 +182,9 @@ func stageAll(ctx context.Context) ([]string, error) {
 		func() (string, error) {
 			return outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", GroupID: "order-42", Body: "fifo"})
 		},
-		func() (string, error) { return outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:aws:sns:eu-west-1:1:t", Message: "sns"}) },
+		func() (string, error) {
+			return outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:aws:sns:eu-west-1:1:t", Message: "sns"})
+		},
 		func() (string, error) {
 			return outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: "arn:aws:sns:eu-west-1:1:t.fifo", GroupID: "g", Message: "snsfifo"})
 		},
