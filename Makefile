@@ -10,7 +10,7 @@ EXAMPLES = api-gateway sqs
 # kmsseal, the command); and two unpublished ones: examples (what users copy)
 # and dev (benchmarks, chaos, the end-to-end suite, the demo, integration tests,
 # tools). cdk/ is one more, tested on its own (it needs Node.js).
-MODULES = . ddbtest kmsseal cmd/lambdaidem examples dev
+MODULES = . ddbtest kmsseal cmd/lambdaidem outboxaws examples dev
 
 # The only modules the library's go.mod may require (% matches a suffix): the
 # Lambda runtime, the AWS SDK's core and DynamoDB client, smithy-go, and the

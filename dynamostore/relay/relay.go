@@ -154,6 +154,9 @@ func (r *Relay) record(ctx context.Context, rec events.DynamoDBEventRecord) erro
 func (r *Relay) Publish(ctx context.Context, key string) error {
 	it, ok, err := r.read(ctx, key)
 	for ok && err == nil && it.Status == outboxitem.Pending {
+		if err = ctx.Err(); err != nil {
+			break
+		}
 		var advanced bool
 		advanced, err = r.step(ctx, &it)
 		if err == nil && !advanced {
