@@ -2,8 +2,8 @@ package apigw
 
 import (
 	"errors"
-	"slices"
 
+	"github.com/lambdaidem/lambdaidem/internal/httpengine"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -56,38 +56,22 @@ import (
 // HEAD, OPTIONS, TRACE), and requests of other methods not listed in
 // [Options.RequireKey] that carry no key, go straight to the handler.
 type Adapter struct {
-	guard     *lambdaidem.Guard
-	operation string
-	opts      Options
-	keys      identityKeys
-	customKey bool // Options.Key was set
+	engine *httpengine.Engine
 }
 
 // New returns an Adapter that guards operation (say "CreatePayment") with
 // g. It returns an error if g is nil, operation is empty, or an option is
 // invalid.
 func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adapter, error) {
-	if g == nil {
-		return nil, errors.New("apigw: nil Guard")
-	}
-	if operation == "" {
-		return nil, errors.New("apigw: empty operation")
-	}
 	var o Options
 	for _, fn := range optFns {
 		fn(&o)
 	}
-	o.RequireKey = slices.Clone(o.RequireKey)
-	o.OmitHeaders = slices.Clone(o.OmitHeaders)
-	o.ReplayHeaders = slices.Clone(o.ReplayHeaders)
-	o.IdentityClaims = slices.Clone(o.IdentityClaims)
-	o.IdentityContextKeys = slices.Clone(o.IdentityContextKeys)
-	customKey := o.Key != nil
-	if err := o.setDefaults(); err != nil {
+	e, err := httpengine.New(g, operation, o.config())
+	if err != nil {
 		return nil, err
 	}
-	keys := identityKeys{claims: o.IdentityClaims, context: o.IdentityContextKeys}
-	return &Adapter{guard: g, operation: operation, opts: o, keys: keys, customKey: customKey}, nil
+	return &Adapter{engine: e}, nil
 }
 
 // errNilHandler is what a handler wrapped from nil returns.

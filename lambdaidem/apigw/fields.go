@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lambdaidem/lambdaidem/internal/httpengine"
 	"github.com/lambdaidem/lambdaidem/internal/jsonname"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
@@ -81,7 +82,7 @@ func FingerprintBodyFields(paths ...string) func(context.Context, *Request) (any
 		case errors.Is(err, errAmbiguousField):
 			return map[string]string{"body-bytes": lambdaidem.FingerprintBytes(r.Body)}, nil
 		case err != nil:
-			return nil, problem(http.StatusBadRequest, ProblemMalformedRequest, "Malformed request", "the request body is not a JSON object")
+			return nil, httpengine.NewProblem(http.StatusBadRequest, ProblemMalformedRequest, "Malformed request", "the request body is not a JSON object")
 		}
 		return fields, nil
 	}
@@ -185,17 +186,4 @@ func selectIn(dec *json.Decoder, steps [][]string, depth int, found func(path in
 func skipValue(dec *json.Decoder) error {
 	var raw json.RawMessage
 	return dec.Decode(&raw)
-}
-
-// fingerprint is the fingerprint of r: of Options.Fingerprint's value, or
-// of the Parts.
-func (a *Adapter) fingerprint(ctx context.Context, r *Request) (string, error) {
-	if a.opts.Fingerprint == nil {
-		return fingerprint(r, a.opts.Parts)
-	}
-	v, err := a.opts.Fingerprint(ctx, r)
-	if err != nil {
-		return "", err
-	}
-	return lambdaidem.Fingerprint(v)
 }

@@ -2,12 +2,10 @@ package apigw
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"net/textproto"
-	"strings"
+
+	"github.com/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // Options configure an [Adapter]. The zero value of every field means its
@@ -128,92 +126,51 @@ type Options struct {
 }
 
 // Parts is a set of request parts that make up a fingerprint.
-type Parts uint8
+type Parts = httpengine.Parts
 
 // The request parts a fingerprint can cover.
 const (
-	PartMethod Parts = 1 << iota
-	PartRoute
-	PartPathParameters
-	PartQuery
-	PartBody
+	PartMethod         = httpengine.PartMethod
+	PartRoute          = httpengine.PartRoute
+	PartPathParameters = httpengine.PartPathParameters
+	PartQuery          = httpengine.PartQuery
+	PartBody           = httpengine.PartBody
 
 	// AllParts is every part: method, route, path parameters, query and body.
-	AllParts = PartMethod | PartRoute | PartPathParameters | PartQuery | PartBody
+	AllParts = httpengine.AllParts
 )
 
-// defaultScope is the authenticated principal the event names.
-func defaultScope(_ context.Context, r *Request) (string, error) { return r.Principal, nil }
-
-func (o *Options) setDefaults() error {
-	if o.Header == "" {
-		o.Header = "Idempotency-Key"
+// config maps the options onto the engine's; the engine validates them and
+// fills in the defaults documented here.
+func (o *Options) config() httpengine.Config {
+	c := httpengine.Config{
+		Name:                "apigw",
+		Header:              o.Header,
+		RequireKey:          o.RequireKey,
+		MaxKeyLength:        o.MaxKeyLength,
+		IdentityClaims:      o.IdentityClaims,
+		IdentityContextKeys: o.IdentityContextKeys,
+		RefuseAnonymous:     o.RefuseAnonymous,
+		Logger:              o.Logger,
+		Parts:               o.Parts,
+		Decided:             o.Decided,
+		ReplayHeaders:       o.ReplayHeaders,
+		OmitHeaders:         o.OmitHeaders,
 	}
-	if !validToken(o.Header) {
-		return fmt.Errorf("apigw: Header %q is not a valid header name", o.Header)
+	if key := o.Key; key != nil {
+		c.Key = func(ctx context.Context, r *httpengine.Request) (string, bool, error) { return key(ctx, view(r)) }
 	}
-	o.Header = textproto.CanonicalMIMEHeaderKey(o.Header)
-	if o.RequireKey == nil {
-		o.RequireKey = []string{"POST", "PATCH"}
+	if scope := o.Scope; scope != nil {
+		c.Scope = func(ctx context.Context, r *httpengine.Request) (string, error) { return scope(ctx, view(r)) }
 	}
-	for i, m := range o.RequireKey {
-		if !validToken(m) {
-			return fmt.Errorf("apigw: RequireKey[%d] %q is not a method", i, m)
-		}
-		o.RequireKey[i] = strings.ToUpper(m)
+	if fp := o.Fingerprint; fp != nil {
+		c.Fingerprint = func(ctx context.Context, r *httpengine.Request) (any, error) { return fp(ctx, view(r)) }
 	}
-	switch {
-	case o.MaxKeyLength < 0:
-		return fmt.Errorf("apigw: MaxKeyLength must not be negative, got %d", o.MaxKeyLength)
-	case o.MaxKeyLength == 0:
-		o.MaxKeyLength = 255
+	if on := o.OnReplay; on != nil {
+		c.OnReplay = func(ctx context.Context, r *httpengine.Request, h http.Header) { on(ctx, view(r), h) }
 	}
-	if o.Scope == nil {
-		o.Scope = defaultScope
+	if cf := o.ConditionFailed; cf != nil {
+		c.ConditionFailed = func(ctx context.Context, r *httpengine.Request, err error) *Problem { return cf(ctx, view(r), err) }
 	}
-	for i, name := range o.IdentityClaims {
-		if name == "" {
-			return fmt.Errorf("apigw: IdentityClaims[%d] is empty", i)
-		}
-	}
-	for i, name := range o.IdentityContextKeys {
-		if name == "" {
-			return fmt.Errorf("apigw: IdentityContextKeys[%d] is empty", i)
-		}
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Parts == 0 {
-		o.Parts = AllParts
-	}
-	if o.Parts&^AllParts != 0 {
-		return errors.New("apigw: Parts has unknown bits")
-	}
-	if o.Decided == nil {
-		o.Decided = DecidedStatus
-	}
-	if o.Key == nil {
-		header, max := o.Header, o.MaxKeyLength
-		o.Key = func(_ context.Context, r *Request) (string, bool, error) { return keyOf(r.Header, header, max) }
-	}
-	return nil
-}
-
-// validToken reports whether s is an HTTP token (RFC 9110 §5.6.2), the
-// syntax of header names and methods.
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return c
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+
+	"github.com/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // Request is the adapter's view of an event, the same for REST (v1), HTTP
@@ -67,17 +69,22 @@ type Request struct {
 	// Event is the original event: an *events.APIGatewayProxyRequest, an
 	// *events.APIGatewayV2HTTPRequest or an *events.LambdaFunctionURLRequest.
 	Event any
-
-	// unparsedQuery is the raw query string when it does not parse.
-	unparsedQuery string
-	// fix says how to make an event like this one, which shows an authorizer
-	// but names no caller, name one.
-	fix string
 }
 
-// setCaller records what the event says about its caller.
-func (r *Request) setCaller(c caller) {
-	r.Principal, r.Authorizer, r.fix = c.principal, c.authorizer, c.fix
+// view is the Request the options' functions see of r.
+func view(r *httpengine.Request) *Request {
+	return &Request{
+		Method:         r.Method,
+		Route:          r.Route,
+		Path:           r.Path,
+		PathParameters: r.PathParameters,
+		Query:          r.Query,
+		Header:         r.Header,
+		Body:           r.Body,
+		Principal:      r.Caller.Principal,
+		Authorizer:     r.Caller.Authorizer,
+		Event:          r.Source,
+	}
 }
 
 // decodeBody returns the body of an event, base64-decoded if it says so.
@@ -86,4 +93,15 @@ func decodeBody(body string, isBase64 bool) ([]byte, error) {
 		return []byte(body), nil
 	}
 	return base64.StdEncoding.DecodeString(body)
+}
+
+// setBody decodes an event's body into r, or returns the problem that
+// refuses a body that does not decode.
+func setBody(r *httpengine.Request, body string, isBase64 bool) *Problem {
+	b, err := decodeBody(body, isBase64)
+	if err != nil {
+		return httpengine.NewProblem(http.StatusBadRequest, ProblemMalformedRequest, "Malformed request", "the body is marked base64 but does not decode")
+	}
+	r.Body = b
+	return nil
 }

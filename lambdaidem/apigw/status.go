@@ -1,6 +1,6 @@
 package apigw
 
-import "net/http"
+import "github.com/lambdaidem/lambdaidem/internal/httpengine"
 
 // DecidedStatus is the default [Options.Decided] predicate. It follows
 // Stripe's rule: a response is saved once the operation has begun to
@@ -16,12 +16,4 @@ import "net/http"
 // fix the request and retry with the same key; every 5xx, which says the
 // attempt failed, so a retry runs the operation again; and anything outside
 // 200–599.
-func DecidedStatus(status int) bool {
-	switch {
-	case status >= 200 && status < 400:
-		return true
-	case status == http.StatusPaymentRequired, status == http.StatusConflict, status == http.StatusGone:
-		return true
-	}
-	return false
-}
+func DecidedStatus(status int) bool { return httpengine.DecidedStatus(status) }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // WrapURL returns h, a Lambda Function URL handler, made idempotent, with
@@ -18,36 +20,36 @@ func (a *Adapter) WrapURL(h func(context.Context, events.LambdaFunctionURLReques
 		}
 	}
 	return func(ctx context.Context, e events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
-		r, refusal := requestURL(&e)
+		r, refusal := requestURL(&e, a.engine)
 		return serve(ctx, a, r, refusal, flavorURL, func(ctx context.Context) (events.LambdaFunctionURLResponse, error) { return h(ctx, e) })
 	}
 }
 
-func requestURL(e *events.LambdaFunctionURLRequest) (*Request, *Problem) {
+func requestURL(e *events.LambdaFunctionURLRequest, eng *httpengine.Engine) (*httpengine.Request, *Problem) {
 	method := strings.ToUpper(e.RequestContext.HTTP.Method)
 	path := e.RawPath
 	if path == "" {
 		path = e.RequestContext.HTTP.Path
 	}
-	query, unparsed := parseQuery(e.RawQueryString, e.QueryStringParameters)
-	r := &Request{
+	query, unparsed := httpengine.ParseQuery(e.RawQueryString, e.QueryStringParameters)
+	r := &httpengine.Request{
 		Method:        method,
-		Route:         method + " " + normalizePath(path),
+		Route:         method + " " + httpengine.NormalizePath(path),
 		Path:          path,
 		Query:         query,
 		Header:        mergeHeaders(e.Headers, nil),
-		Event:         e,
-		unparsedQuery: unparsed,
+		Source:        e,
+		UnparsedQuery: unparsed,
 	}
-	r.setCaller(principalURL(&e.RequestContext))
-	return r, r.setBody(e.Body, e.IsBase64Encoded)
+	r.Caller = eng.CallerURL(&e.RequestContext)
+	return r, setBody(r, e.Body, e.IsBase64Encoded)
 }
 
 var flavorURL = flavor[events.LambdaFunctionURLResponse]{
-	toResponse: func(r events.LambdaFunctionURLResponse) response {
-		return response{Status: r.StatusCode, Header: mergeHeaders(r.Headers, nil), Body: r.Body, Base64: r.IsBase64Encoded}
+	toResponse: func(r events.LambdaFunctionURLResponse) httpengine.Response {
+		return httpengine.Response{Status: r.StatusCode, Header: mergeHeaders(r.Headers, nil), Body: r.Body, Base64: r.IsBase64Encoded}
 	},
-	fromResponse: func(r response) events.LambdaFunctionURLResponse {
+	fromResponse: func(r httpengine.Response) events.LambdaFunctionURLResponse {
 		return events.LambdaFunctionURLResponse{StatusCode: r.Status, Headers: single(r.Header), Body: r.Body, IsBase64Encoded: r.Base64}
 	},
 }

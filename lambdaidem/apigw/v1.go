@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // WrapV1 returns h, a REST API (Lambda proxy integration, payload format
@@ -19,12 +21,12 @@ func (a *Adapter) WrapV1(h func(context.Context, events.APIGatewayProxyRequest) 
 		}
 	}
 	return func(ctx context.Context, e events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
-		r, refusal := requestV1(&e, a.keys)
+		r, refusal := requestV1(&e, a.engine)
 		return serve(ctx, a, r, refusal, flavorV1, func(ctx context.Context) (events.APIGatewayProxyResponse, error) { return h(ctx, e) })
 	}
 }
 
-func requestV1(e *events.APIGatewayProxyRequest, keys identityKeys) (*Request, *Problem) {
+func requestV1(e *events.APIGatewayProxyRequest, eng *httpengine.Engine) (*httpengine.Request, *Problem) {
 	method := strings.ToUpper(e.HTTPMethod)
 	resource := e.Resource
 	if resource == "" {
@@ -39,24 +41,24 @@ func requestV1(e *events.APIGatewayProxyRequest, keys identityKeys) (*Request, *
 			query.Set(k, v)
 		}
 	}
-	r := &Request{
+	r := &httpengine.Request{
 		Method:         method,
 		Route:          method + " " + resource,
 		Path:           e.Path,
 		PathParameters: e.PathParameters,
 		Query:          query,
 		Header:         mergeHeaders(e.Headers, e.MultiValueHeaders),
-		Event:          e,
+		Source:         e,
 	}
-	r.setCaller(principalV1(&e.RequestContext, keys))
-	return r, r.setBody(e.Body, e.IsBase64Encoded)
+	r.Caller = eng.CallerV1(&e.RequestContext)
+	return r, setBody(r, e.Body, e.IsBase64Encoded)
 }
 
 var flavorV1 = flavor[events.APIGatewayProxyResponse]{
-	toResponse: func(r events.APIGatewayProxyResponse) response {
-		return response{Status: r.StatusCode, Header: mergeHeaders(r.Headers, r.MultiValueHeaders), Body: r.Body, Base64: r.IsBase64Encoded}
+	toResponse: func(r events.APIGatewayProxyResponse) httpengine.Response {
+		return httpengine.Response{Status: r.StatusCode, Header: mergeHeaders(r.Headers, r.MultiValueHeaders), Body: r.Body, Base64: r.IsBase64Encoded}
 	},
-	fromResponse: func(r response) events.APIGatewayProxyResponse {
+	fromResponse: func(r httpengine.Response) events.APIGatewayProxyResponse {
 		out := events.APIGatewayProxyResponse{StatusCode: r.Status, Body: r.Body, IsBase64Encoded: r.Base64}
 		out.Headers = make(map[string]string, len(r.Header))
 		for name, values := range r.Header {

@@ -1,8 +1,8 @@
-package apigw
+package httpengine
 
 import "strings"
 
-// normalizePath is the path a request without a route (a Function URL, an
+// NormalizePath is the path a request without a route (a Function URL, an
 // HTTP API's $default route) is scoped and fingerprinted by. Spellings of a
 // path that a server would take for one resource become one:
 //
@@ -16,8 +16,8 @@ import "strings"
 //     root.
 //
 // Letter case is kept: paths are case-sensitive. The result starts with '/'.
-// [Request.Route] documents the same rules.
-func normalizePath(p string) string {
+// apigw.Request.Route documents the same rules.
+func NormalizePath(p string) string {
 	var segs []string
 	for seg := range strings.SplitSeq(p, "/") {
 		seg = normalizeEscapes(seg)

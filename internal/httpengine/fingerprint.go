@@ -1,4 +1,4 @@
-package apigw
+package httpengine
 
 import (
 	"mime"
@@ -6,6 +6,21 @@ import (
 	"unicode/utf8"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// Parts is a set of request parts that make up a fingerprint.
+type Parts uint8
+
+// The request parts a fingerprint can cover.
+const (
+	PartMethod Parts = 1 << iota
+	PartRoute
+	PartPathParameters
+	PartQuery
+	PartBody
+
+	// AllParts is every part: method, route, path parameters, query and body.
+	AllParts = PartMethod | PartRoute | PartPathParameters | PartQuery | PartBody
 )
 
 // intent is what a fingerprint covers; a part left out of Options.Parts
@@ -45,8 +60,8 @@ func fingerprint(r *Request, parts Parts) (string, error) {
 	}
 	if parts&PartQuery != 0 {
 		in.Query = "parsed:" + r.Query.Encode() // sorted by name
-		if r.unparsedQuery != "" {
-			in.Query = "raw:" + r.unparsedQuery
+		if r.UnparsedQuery != "" {
+			in.Query = "raw:" + r.UnparsedQuery
 		}
 	}
 	if parts&PartBody != 0 {

@@ -1,4 +1,4 @@
-package apigw
+package httpengine
 
 import (
 	"fmt"
@@ -51,4 +51,22 @@ func safeMethod(m string) bool {
 		return true
 	}
 	return false
+}
+
+// validToken reports whether s is an HTTP token (RFC 9110 §5.6.2), the
+// syntax of header names and methods.
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package apigw
+package httpengine
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package apigw
+package httpengine
 
 import (
 	"net/http"
@@ -8,17 +8,19 @@ import (
 	"strings"
 )
 
-// response is the adapter's view of a handler's response, the same for the
-// three event kinds; it is the stored outcome. Cookies are never part of it.
-type response struct {
+// Response is a front door's response in the engine's terms, the same for
+// every event kind and for net/http; it is the stored outcome (its JSON
+// encoding is the record format). Cookies are never part of a stored one.
+// Body holds the bytes as a string, base64-encoded when Base64 is set.
+type Response struct {
 	Status int         `json:"status"`
 	Header http.Header `json:"header,omitempty"`
 	Body   string      `json:"body,omitempty"`
 	Base64 bool        `json:"base64,omitempty"`
 }
 
-// replayedHeader marks a replayed response.
-const replayedHeader = "Idempotent-Replayed"
+// ReplayedHeader marks a replayed response.
+const ReplayedHeader = "Idempotent-Replayed"
 
 // replayed lists the response headers stored and replayed by default: those
 // that describe the stored representation (RFC 9110 §8, RFC 9111 §5), not
@@ -32,12 +34,12 @@ var replayed = []string{
 // never lists the response headers that are not stored even when a
 // deployment names them: cookies, credentials and authentication
 // exchanges, the hop-by-hop headers of RFC 9110 §7.6.1, Content-Length
-// (API Gateway computes it) and the replay marker.
+// (API Gateway and net/http compute it) and the replay marker.
 var never = []string{
 	"Set-Cookie", "Set-Cookie2",
 	"Authorization", "Proxy-Authorization", "Proxy-Authenticate", "WWW-Authenticate", "Authentication-Info", "Proxy-Authentication-Info",
 	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Content-Length", replayedHeader,
+	"Content-Length", ReplayedHeader,
 }
 
 // credentialWords mark a header name as carrying a credential.
@@ -93,35 +95,4 @@ func hasCredentialWord(name string) bool {
 		}
 	}
 	return false
-}
-
-// mergeHeaders joins single- and multi-valued header maps the way API
-// Gateway does: a name in both keeps the multi-valued list. Names that
-// differ only in case are one header: their values are kept together, so
-// a header sent twice under two spellings still shows twice.
-func mergeHeaders(single map[string]string, multi map[string][]string) http.Header {
-	h := http.Header{}
-	for name, values := range multi {
-		k := textproto.CanonicalMIMEHeaderKey(name)
-		h[k] = append(h[k], values...)
-	}
-	inMulti := make(map[string]bool, len(h))
-	for k := range h {
-		inMulti[k] = true
-	}
-	for name, v := range single {
-		if k := textproto.CanonicalMIMEHeaderKey(name); !inMulti[k] {
-			h[k] = append(h[k], v)
-		}
-	}
-	return h
-}
-
-// single flattens h into one value per name, joining repeats with ", ".
-func single(h http.Header) map[string]string {
-	m := make(map[string]string, len(h))
-	for name, values := range h {
-		m[name] = strings.Join(values, ", ")
-	}
-	return m
 }
