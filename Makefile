@@ -142,6 +142,7 @@ fuzz:
 	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzRequestParsing$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/httpengine -run '^$$' -fuzz '^FuzzFingerprintMeansIntent$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzFingerprintBodyFields$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lambdaidem/httpidem -run '^$$' -fuzz '^FuzzRequestMapping$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/sqsbatch -run '^$$' -fuzz '^FuzzBatch$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/streambatch -run '^$$' -fuzz '^FuzzKinesisBatch$$' -fuzztime $(FUZZTIME)
 
