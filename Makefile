@@ -3,7 +3,7 @@
 
 GO      ?= go
 ARCHES  ?= arm64 amd64
-EXAMPLES = api-gateway sqs
+EXAMPLES = api-gateway sqs function-url
 
 # The Go modules (see docs/modules.md): the library at the root, which requires only
 # what production code imports; the published nested modules (the test kit,

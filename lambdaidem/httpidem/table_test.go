@@ -44,7 +44,6 @@ type row struct {
 }
 
 var (
-	keyed     = map[string]string{"Idempotency-Key": "k-1", "Content-Type": "application/json"}
 	otherKey  = map[string]string{"Idempotency-Key": "k-2", "Content-Type": "application/json"}
 	quotedKey = map[string]string{"Idempotency-Key": `"k-1"`, "Content-Type": "application/json"}
 	noKey     = map[string]string{"Content-Type": "application/json"}

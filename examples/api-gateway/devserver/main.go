@@ -9,7 +9,9 @@
 // ADDR sets the address too. A request with "Authorization: Bearer <name>"
 // acts as the JWT subject <name>, as if an authorizer had verified it
 // (nothing is verified: this is a development tool). The data lives in
-// memory and is gone when the server stops.
+// memory and is gone when the server stops. With -router it serves the
+// same API as the go-chi router of examples/function-url, made idempotent
+// by the net/http middleware (httpidem) instead of apigw.
 //
 // This command is not part of the Lambda binary: minidyn stays out of
 // bootstrap.
@@ -38,6 +40,7 @@ import (
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
 	"github.com/lambdaidem/lambdaidem/examples/httpevent"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/httpidem"
 )
 
 func main() {
@@ -46,13 +49,14 @@ func main() {
 		def = "127.0.0.1:8080"
 	}
 	addr := flag.String("addr", def, "address to listen on (env ADDR)")
+	router := flag.Bool("router", false, "serve the API as the go-chi router with the httpidem middleware (examples/function-url) instead of HTTP API events")
 	flag.Parse()
-	if err := run(*addr); err != nil {
+	if err := run(*addr, *router); err != nil {
 		log.Fatalf("devserver: %v", err)
 	}
 }
 
-func run(addr string) error {
+func run(addr string, router bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
@@ -80,16 +84,16 @@ func run(addr string) error {
 	if err != nil {
 		return err
 	}
-	api, err := payments.New(guard, client, payTable)
+	handler, err := eventHandler(guard, client, payTable)
+	if router {
+		handler, err = payments.NewHandler(guard, client, payTable, func(o *payments.HandlerOptions) {
+			o.Idempotency = append(o.Idempotency, func(o *httpidem.Options) { o.Scope = bearerScope })
+		})
+	}
 	if err != nil {
 		return err
 	}
-	routes, err := httpevent.NewRoutes(payments.Routes()...)
-	if err != nil {
-		return err
-	}
-	t := &httpevent.Translator{Routes: routes, Claims: bearerSubject}
-	srv := &http.Server{Addr: addr, Handler: logged(httpevent.Handler(t, api.Handle)), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: logged(handler), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -101,6 +105,28 @@ func run(addr string) error {
 		return err
 	}
 	return nil
+}
+
+// eventHandler serves the API's HTTP API handler, translating each request
+// into the event API Gateway would send.
+func eventHandler(guard *lambdaidem.Guard, client *dynamodb.Client, table string) (http.Handler, error) {
+	api, err := payments.New(guard, client, table)
+	if err != nil {
+		return nil, err
+	}
+	routes, err := httpevent.NewRoutes(payments.Routes()...)
+	if err != nil {
+		return nil, err
+	}
+	return httpevent.Handler(&httpevent.Translator{Routes: routes, Claims: bearerSubject}, api.Handle), nil
+}
+
+// bearerScope is the router's Scope: the bearer token as the JWT subject
+// of issuer "devserver", the principal bearerSubject's events yield, so
+// that both modes scope keys alike. A request without one is refused.
+func bearerScope(r *http.Request) (string, error) {
+	c := bearerSubject(r)
+	return httpidem.JWTPrincipal(c["iss"], c["sub"]), nil
 }
 
 // bearerSubject plays a JWT authorizer without verifying anything.
