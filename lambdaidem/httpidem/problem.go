@@ -17,8 +17,11 @@ const (
 	ProblemStoreUnavailable   = httpengine.ProblemStoreUnavailable   // 503 + Retry-After: the store cannot be reached
 	ProblemResponseTooLarge   = httpengine.ProblemResponseTooLarge   // 500: the response is larger than the outcome cap
 	ProblemUnidentifiedCaller = httpengine.ProblemUnidentifiedCaller // 500: no caller identity to scope keys by
-	ProblemConditionFailed    = httpengine.ProblemConditionFailed    // 409: a staged write's business condition failed
-	ProblemInternal           = httpengine.ProblemInternal           // 500: anything else; nothing stored
+	// 503 + Retry-After: the outcome is stored, sealed, and the key service is unavailable; a retry replays it
+	ProblemKeyServiceUnavailable = httpengine.ProblemKeyServiceUnavailable
+	ProblemKeyRefused            = httpengine.ProblemKeyRefused      // 500: the outcome is stored, sealed, and its key is refused
+	ProblemConditionFailed       = httpengine.ProblemConditionFailed // 409: a staged write's business condition failed
+	ProblemInternal              = httpengine.ProblemInternal        // 500: anything else; nothing stored
 )
 
 // Problem is an RFC 9457 problem detail, rendered as
