@@ -51,7 +51,13 @@
 // table ([Table.Environment]: IDEMPOTENCY_TABLE, IDEMPOTENCY_TTL,
 // IDEMPOTENCY_KEY_ATTR, IDEMPOTENCY_EXPIRATION_ATTR, and for a sort key
 // IDEMPOTENCY_SORT_KEY_ATTR and IDEMPOTENCY_SORT_KEY_VALUE); a function reads one
-// idempotency table, so a second Bind is refused with [ErrAlreadyBound].
+// idempotency table, so a second Bind is refused with [ErrAlreadyBound]. Bind
+// takes any awslambda.IFunction: for an alias or a version it sets the
+// environment of the function it runs; for an imported function it grants
+// (when the import names the role) and returns an [*EnvironmentNotSetError]
+// with the variables to set where the function is defined. A variable the
+// function already sets to another value is refused with
+// [ErrEnvironmentConflict], never overwritten.
 //
 // A handler's staged business writes commit in the same TransactWriteItems as
 // its record, and DynamoDB authorizes each item by its own action:

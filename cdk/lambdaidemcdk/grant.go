@@ -128,7 +128,7 @@ func (t *Table) Environment(horizon time.Duration) (map[string]*string, error) {
 }
 
 // Bind makes the table fn's idempotency table: it grants fn the store's actions
-// ([Table.GrantStore], whose grant it returns) and sets fn's environment to
+// ([Table.GrantStore], whose grant it returns) and sets the environment to
 // [Table.Environment] of horizon, every setting the store needs to match the
 // table.
 //
@@ -136,45 +136,78 @@ func (t *Table) Environment(horizon time.Duration) (map[string]*string, error) {
 // which must be at least as long as any caller may retry (for an SQS source see
 // [NewQueueSource], which derives it and binds the table itself).
 //
+// fn may be any awslambda.IFunction:
+//
+//   - a function defined in this app (awslambda.NewFunction and the
+//     constructs built on it): the grant goes to its role, the environment
+//     is set on it;
+//   - an alias or a version (fn.CurrentVersion(), awslambda.NewVersion,
+//     awslambda.NewAlias) of such a function: the grant goes to the role it
+//     runs with, and the environment is set on the function it runs, since
+//     Lambda keeps a version's environment with the version: with
+//     fn.CurrentVersion() CDK publishes a new version that holds it; a
+//     version published outside this app (Version_FromVersionArn) keeps
+//     the environment it was published with;
+//   - an imported function (awslambda.Function_FromFunctionArn, and the like),
+//     or an alias or version of one: its environment is not this app's to
+//     set. Bind makes the grant if the import names the function's role
+//     (FromFunctionAttributes with Role; otherwise there is no role to
+//     attach a policy to, and the grant is nil) and returns an
+//     [*EnvironmentNotSetError] (errors.Is [ErrEnvironmentNotSet]) holding the
+//     variables to set where the function is defined and whether it granted.
+//
+// A variable the function already sets to another value is never overwritten:
+// Bind returns an error wrapping [ErrEnvironmentConflict] naming it, and a
+// later AddEnvironment that changes a bound variable fails synthesis, naming
+// it.
+//
 // A function reads one idempotency table, so binding a function a second time
-// (to this table or another) returns an error wrapping [ErrAlreadyBound]; bad
-// arguments return [ErrInvalidProps]. On an error fn is unchanged. To let a
-// function (or an alias, a role) use a table without binding it, use
-// [Table.GrantStore].
-func (t *Table) Bind(fn awslambda.Function, horizon time.Duration) (awsiam.Grant, error) {
-	env, err := t.checkBind(fn, horizon)
+// (to this table or another, directly or through an alias or version) returns
+// an error wrapping [ErrAlreadyBound]; bad arguments return
+// [ErrInvalidProps]. On those errors nothing is changed. To let a function (or
+// a role) use a table without binding it, use [Table.GrantStore].
+func (t *Table) Bind(fn awslambda.IFunction, horizon time.Duration) (awsiam.Grant, error) {
+	b, env, err := t.checkBind(fn, horizon)
 	if err != nil {
 		return nil, err
 	}
-	marker := constructs.NewConstruct(fn, jsii.String(bindingID))
-	constructs.NewConstruct(marker, jsii.String(strings.ReplaceAll(*t.Table.Node().Path(), "/", ".")))
-
-	grant := t.GrantStore(fn)
-	for _, name := range [...]string{EnvTable, EnvTTL, EnvKeyAttr, EnvSortKeyAttr, EnvSortKeyValue, EnvExpirationAttr} {
-		if v, ok := env[name]; ok {
-			fn.AddEnvironment(jsii.String(name), v, nil)
+	if b.local == nil {
+		if fn.Role() == nil {
+			return nil, &EnvironmentNotSetError{Function: b.path, Environment: env}
 		}
+		return t.GrantStore(fn), &EnvironmentNotSetError{Function: b.path, Environment: env, Granted: true}
 	}
+	grant := t.GrantStore(fn)
+	marker := constructs.NewConstruct(b.local, jsii.String(bindingID))
+	constructs.NewConstruct(marker, jsii.String(strings.ReplaceAll(*t.Table.Node().Path(), "/", ".")))
+	setEnvironment(b.local, env, "Bind of table "+*t.Table.Node().Path())
 	return grant, nil
 }
 
-// checkBind returns the environment [Table.Bind] would set on fn, or the error
-// it would return, changing nothing.
-func (t *Table) checkBind(fn awslambda.Function, horizon time.Duration) (map[string]*string, error) {
-	if fn == nil {
-		return nil, fmt.Errorf("%w: Bind needs a function", ErrInvalidProps)
+// checkBind returns the function [Table.Bind] would set the environment of,
+// and that environment, or the error it would return, changing nothing.
+func (t *Table) checkBind(fn awslambda.IFunction, horizon time.Duration) (boundFunction, map[string]*string, error) {
+	b, err := resolveFunction(fn)
+	if err != nil {
+		return b, nil, fmt.Errorf("%w: Bind needs a function", err)
 	}
 	env, err := t.Environment(horizon)
 	if err != nil {
-		return nil, err
+		return b, nil, err
 	}
-	if marker := fn.Node().TryFindChild(jsii.String(bindingID)); marker != nil {
+	if b.local == nil {
+		return b, env, nil
+	}
+	if marker := b.local.Node().TryFindChild(jsii.String(bindingID)); marker != nil {
 		bound := "another table"
 		for _, c := range *marker.Node().Children() {
 			bound = "table " + *c.Node().Id()
 		}
-		return nil, fmt.Errorf("%w: %s is already bound to %s; a function reads one idempotency table "+
-			"(use GrantStore to let it use another without binding)", ErrAlreadyBound, *fn.Node().Path(), bound)
+		return b, nil, fmt.Errorf("%w: %s is already bound to %s; a function reads one idempotency table "+
+			"(use GrantStore to let it use another without binding)", ErrAlreadyBound, *b.local.Node().Path(), bound)
 	}
-	return env, nil
+	if err := checkEnvironment(b.local, env); err != nil {
+		return b, nil, err
+	}
+	return b, env, nil
 }

@@ -223,7 +223,7 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 			ErrTTLShorterThanHorizon, p.TTL, horizon, p.RetentionPeriod, p.MaxReceiveCount,
 			p.VisibilityTimeout, horizon)
 	}
-	if _, err := p.Table.checkBind(p.Function, p.TTL); err != nil {
+	if _, _, err := p.Table.checkBind(p.Function, p.TTL); err != nil {
 		return nil, err
 	}
 

@@ -163,7 +163,7 @@ func NewStreamSource(scope constructs.Construct, id string, props StreamSourcePr
 			"set TTL to at least %v or set a shorter MaxRecordAge",
 			ErrTTLShorterThanHorizon, p.TTL, horizon, retention, p.MaxRecordAge, horizon)
 	}
-	if _, err := p.Table.checkBind(p.Function, p.TTL); err != nil {
+	if _, _, err := p.Table.checkBind(p.Function, p.TTL); err != nil {
 		return nil, err
 	}
 	if err := checkID(scope, id); err != nil {
