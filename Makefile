@@ -25,14 +25,14 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test fmt-check vet lint tools api-check unit mod-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down
+.PHONY: all test fmt-check vet lint tools api-check unit mod-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean
 
 all: test
 
 ## test: formatting, the library's dependency allow-list, vet and the race-enabled
 ## tests of every module (the lambdaidem command's included), the CDK tests, the
 ## end-to-end suite under the Lambda RIE, and every fuzz target for 2s
-test: fmt-check mod-check vet lint api-check fuzz-short unit cdk-test e2e
+test: fmt-check mod-check vet lint api-check fuzz-short unit cdk-test e2e aws-verify-local
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -178,6 +178,23 @@ CDK_CLI ?= npx --yes aws-cdk@2.1148.1
 DEPLOY_CONTEXT ?=
 deploy: build
 	cd cdk && $(CDK_CLI) deploy --all $(DEPLOY_CONTEXT)
+
+## aws-verify: evidence from real AWS (opt-in; needs credentials, a Region, a CDK-bootstrapped
+## account and Node.js): prints what it creates, the cost and time, asks, deploys the CDK app's
+## stacks under a unique tag, runs the checks, writes aws-reports/<date>-<region>-<run>.md and
+## always tears down (docs/aws-verify.md). AWS_VERIFY_FLAGS: -yes, -region, -chaos-ops, -checks
+AWS_VERIFY_FLAGS ?=
+aws-verify: build
+	cd dev && $(GO) run ./awsverify -cdk-cli '$(CDK_CLI)' $(AWS_VERIFY_FLAGS)
+
+## aws-verify-local: the same command and checks against the in-process DynamoDB endpoint and the
+## Lambda RIE, no AWS (part of make test) -> build/aws-verify-local/
+aws-verify-local:
+	cd dev && $(GO) run ./awsverify -local $(AWS_VERIFY_FLAGS)
+
+## aws-clean: finds the stacks of earlier aws-verify runs by their tag and deletes them (asks first)
+aws-clean:
+	cd dev && $(GO) run ./awsverify -clean $(AWS_VERIFY_FLAGS)
 
 clean:
 	rm -rf build cdk/cdk.out

@@ -31,6 +31,16 @@ type DynamoOptions struct {
 	// Departures chooses which emulator departures from DynamoDB the proxy
 	// lets through (in-process endpoint only). Default: none.
 	Departures ddbtest.Departures
+	// NewClient, if set, builds the SDK client over the harness's transport
+	// (which plays bursts and lost responses): for an endpoint that needs
+	// its own configuration, such as AWS with the caller's credentials and
+	// Region. It overrides URL. Default: ddbtest.NewClient for URL.
+	NewClient func(transport http.RoundTripper) *dynamodb.Client
+	// Table and EffectsTable, if both set, are existing, empty tables to run
+	// in (the idempotency table and the business table, both keyed by the
+	// string "id"), for example ones created by the CDK construct. Default:
+	// fresh tables created on the endpoint.
+	Table, EffectsTable string
 }
 
 // DynamoBackend is the DynamoDB store over the real AWS SDK. Bursts and
@@ -81,7 +91,7 @@ func NewDynamoBackend(ctx context.Context, optFns ...func(*DynamoOptions)) (*Dyn
 		fn(&b.opts)
 	}
 	url := b.opts.URL
-	if url == "" {
+	if url == "" && b.opts.NewClient == nil {
 		b.proxy = ddbtest.NewProxy(ddbtest.NewEmulator(), func(o *ddbtest.ProxyOptions) { o.Departures = b.opts.Departures })
 		b.server = httptest.NewServer(b.proxy)
 		url = b.server.URL
@@ -96,15 +106,23 @@ func NewDynamoBackend(ctx context.Context, optFns ...func(*DynamoOptions)) (*Dyn
 		b.transport.held = held
 		b.proxy.Inject(ddbtest.Rule{Hold: holdFor, Match: held.take})
 	}
-	b.client = ddbtest.NewClient(url, func(o *ddbtest.ClientOptions) {
-		o.HTTPClient = &http.Client{Transport: b.transport, Timeout: 30 * time.Second}
-	})
-	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
-	b.table, b.effects = "chaos-idempotency-"+suffix, "chaos-effects-"+suffix
-	for _, t := range []string{b.table, b.effects} {
-		if err := ddbtest.CreateTable(ctx, b.client, t); err != nil {
-			b.Close()
-			return nil, err
+	if b.opts.NewClient != nil {
+		b.client = b.opts.NewClient(b.transport)
+	} else {
+		b.client = ddbtest.NewClient(url, func(o *ddbtest.ClientOptions) {
+			o.HTTPClient = &http.Client{Transport: b.transport, Timeout: 30 * time.Second}
+		})
+	}
+	if b.opts.Table != "" && b.opts.EffectsTable != "" {
+		b.table, b.effects = b.opts.Table, b.opts.EffectsTable
+	} else {
+		suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+		b.table, b.effects = "chaos-idempotency-"+suffix, "chaos-effects-"+suffix
+		for _, t := range []string{b.table, b.effects} {
+			if err := ddbtest.CreateTable(ctx, b.client, t); err != nil {
+				b.Close()
+				return nil, err
+			}
 		}
 	}
 	store, err := dynamostore.New(b.client, b.table)
@@ -126,6 +144,9 @@ func (b *DynamoBackend) Close() {
 func (b *DynamoBackend) init(bs *bursts) { b.transport.bursts = bs }
 
 func (b *DynamoBackend) Name() string {
+	if b.proxy == nil && b.opts.NewClient != nil {
+		return "dynamostore (the caller's client)"
+	}
 	if b.proxy == nil {
 		return "dynamostore (" + b.opts.URL + ")"
 	}

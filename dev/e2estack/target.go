@@ -22,11 +22,16 @@ const (
 	TargetEmbedded Target = "embedded"
 	// TargetLocalStack drives the CDK app deployed to LocalStack.
 	TargetLocalStack Target = "localstack"
+	// TargetAWS drives the CDK app deployed to AWS by `make aws-verify`,
+	// with the SDK's default configuration (the caller's credentials and
+	// Region). The tables are named by E2E_PAYMENTS_TABLE and
+	// E2E_ORDERS_TABLE.
+	TargetAWS Target = "aws"
 )
 
 // Environment variables read by [ConfigFromEnv].
 const (
-	EnvTarget        = "E2E_TARGET"          // embedded (default) or localstack
+	EnvTarget        = "E2E_TARGET"          // embedded (default), localstack or aws
 	EnvOutputs       = "E2E_OUTPUTS"         // cdk --outputs-file JSON (localstack)
 	EnvEndpoint      = "LOCALSTACK_ENDPOINT" // LocalStack's edge URL
 	EnvPaymentsTable = "E2E_PAYMENTS_TABLE"  // override table discovery
@@ -75,8 +80,10 @@ func ConfigFromEnv(getenv func(string) string, root string) (Config, error) {
 	case "", TargetEmbedded:
 		return Config{Target: TargetEmbedded}, nil
 	case TargetLocalStack:
+	case TargetAWS:
+		return awsConfig(getenv, root)
 	default:
-		return Config{}, fmt.Errorf("e2estack: %s=%q: want %q (default) or %q", EnvTarget, getenv(EnvTarget), TargetEmbedded, TargetLocalStack)
+		return Config{}, fmt.Errorf("e2estack: %s=%q: want %q (default), %q or %q", EnvTarget, getenv(EnvTarget), TargetEmbedded, TargetLocalStack, TargetAWS)
 	}
 	c := Config{
 		Target:        TargetLocalStack,
@@ -119,6 +126,43 @@ func ConfigFromEnv(getenv func(string) string, root string) (Config, error) {
 	} else {
 		c.PaymentsFunction = strings.TrimSpace(out[PaymentsStack][OutputPaymentsFunction])
 	}
+	if c.QueueURL, err = out.Get(OrdersStack, OutputQueue); err != nil {
+		return Config{}, err
+	}
+	if c.DLQURL, err = out.Get(OrdersStack, OutputDLQ); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// awsConfig is the AWS target's configuration: the outputs file (required:
+// `make aws-verify` writes it, keyed by the stack ids without the run's
+// suffix) and the two tables (required: their names are not outputs).
+func awsConfig(getenv func(string) string, root string) (Config, error) {
+	c := Config{
+		Target:        TargetAWS,
+		OutputsFile:   strings.TrimSpace(getenv(EnvOutputs)),
+		PaymentsTable: strings.TrimSpace(getenv(EnvPaymentsTable)),
+		OrdersTable:   strings.TrimSpace(getenv(EnvOrdersTable)),
+	}
+	if c.OutputsFile == "" || c.PaymentsTable == "" || c.OrdersTable == "" {
+		return Config{}, fmt.Errorf("e2estack: the %s target needs %s, %s and %s (make aws-verify sets them)", TargetAWS, EnvOutputs, EnvPaymentsTable, EnvOrdersTable)
+	}
+	if !filepath.IsAbs(c.OutputsFile) {
+		c.OutputsFile = filepath.Join(root, c.OutputsFile)
+	}
+	b, err := os.ReadFile(c.OutputsFile)
+	if err != nil {
+		return Config{}, fmt.Errorf("e2estack: read the stack outputs: %w", err)
+	}
+	out, err := ReadOutputs(b)
+	if err != nil {
+		return Config{}, fmt.Errorf("e2estack: %s: %w", c.OutputsFile, err)
+	}
+	if c.APIURL, err = out.Get(PaymentsStack, OutputAPIURL); err != nil {
+		return Config{}, err
+	}
+	c.APIURL = strings.TrimSuffix(c.APIURL, "/") + "/"
 	if c.QueueURL, err = out.Get(OrdersStack, OutputQueue); err != nil {
 		return Config{}, err
 	}

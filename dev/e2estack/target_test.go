@@ -32,8 +32,8 @@ func TestConfigFromEnvDefaultsToTheEmbeddedStack(t *testing.T) {
 }
 
 func TestConfigFromEnvRejectsAnUnknownTarget(t *testing.T) {
-	_, err := ConfigFromEnv(env(map[string]string{EnvTarget: "aws"}), t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), `"localstack"`) {
+	_, err := ConfigFromEnv(env(map[string]string{EnvTarget: "gcp"}), t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `"localstack" or "aws"`) {
 		t.Fatalf("want an error naming the valid targets, got %v", err)
 	}
 }
@@ -253,5 +253,29 @@ func TestMaxReceiveCountReadsNumbersAndStrings(t *testing.T) {
 		if _, err := MaxReceiveCount(doc); err == nil {
 			t.Errorf("MaxReceiveCount(%q): want an error", doc)
 		}
+	}
+}
+
+func TestConfigFromEnvReadsTheAWSOutputsAsTheyAre(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "outputs.json")
+	doc := `{"lambdaidem-payments": {"ApiUrl": "https://abc.execute-api.eu-west-1.amazonaws.com"},
+	  "lambdaidem-orders": {"QueueUrl": "https://sqs.eu-west-1.amazonaws.com/1/q", "DlqUrl": "https://sqs.eu-west-1.amazonaws.com/1/d"}}`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{EnvTarget: "aws", EnvOutputs: path, EnvPaymentsTable: "p", EnvOrdersTable: "o"}
+	c, err := ConfigFromEnv(env(vars), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Target: TargetAWS, OutputsFile: path, APIURL: "https://abc.execute-api.eu-west-1.amazonaws.com/",
+		QueueURL: "https://sqs.eu-west-1.amazonaws.com/1/q", DLQURL: "https://sqs.eu-west-1.amazonaws.com/1/d", PaymentsTable: "p", OrdersTable: "o"}
+	if c != want {
+		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+	delete(vars, EnvOrdersTable)
+	if _, err := ConfigFromEnv(env(vars), root); err == nil || !strings.Contains(err.Error(), EnvOrdersTable) {
+		t.Fatalf("without %s: %v; want an error naming it", EnvOrdersTable, err)
 	}
 }
