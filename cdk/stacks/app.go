@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,14 @@ const (
 	// authorizer when no JWT issuer is configured (see
 	// [PaymentsProps.AllowUnauthenticated]). Default false: refused.
 	ContextPublicAPI = "publicApi"
+	// ContextStackSuffix is appended to every stack's id and name, so that
+	// several copies of the app live side by side in one account and Region
+	// (`make aws-verify` deploys its run as "-<run id>"): letters, digits and
+	// hyphens, at most 24 characters, starting with a hyphen. Default none.
+	ContextStackSuffix = "stackSuffix"
+	// ContextVerifyStack, "true", adds the stack of the tables `make
+	// aws-verify`'s checks run on ([NewVerifyStack]). Default false.
+	ContextVerifyStack = "verifyStack"
 )
 
 // Defaults of [Config], relative to the cdk/ folder (the app's working
@@ -62,6 +71,7 @@ func DefaultZips(arch string) (payments, orders string) {
 const (
 	PaymentsStackID = "lambdaidem-payments"
 	OrdersStackID   = "lambdaidem-orders"
+	VerifyStackID   = "lambdaidem-verify"
 )
 
 // Config is the app's configuration, read from the CDK context.
@@ -89,7 +99,14 @@ type Config struct {
 	// PublicAPI allows the payments routes without an authorizer
 	// ([ContextPublicAPI]); default false.
 	PublicAPI bool
+	// StackSuffix is appended to every stack id ([ContextStackSuffix]).
+	StackSuffix string
+	// VerifyStack adds the verify stack ([ContextVerifyStack]).
+	VerifyStack bool
 }
+
+// stackSuffix is what [ContextStackSuffix] accepts.
+var stackSuffix = regexp.MustCompile(`^-[A-Za-z0-9-]{1,23}$`)
 
 // ConfigFromContext reads [Config] from node's context, applying the defaults.
 func ConfigFromContext(node constructs.Node) (Config, error) {
@@ -176,6 +193,21 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 			return c, fmt.Errorf("context %q: %w", ContextPublicAPI, err)
 		}
 	}
+	if c.StackSuffix, err = str(ContextStackSuffix); err != nil {
+		return c, err
+	}
+	if c.StackSuffix != "" && !stackSuffix.MatchString(c.StackSuffix) {
+		return c, fmt.Errorf("context %q: %q: want a hyphen, then at most 23 letters, digits or hyphens", ContextStackSuffix, c.StackSuffix)
+	}
+	verify, err := str(ContextVerifyStack)
+	if err != nil {
+		return c, err
+	}
+	if verify != "" {
+		if c.VerifyStack, err = strconv.ParseBool(verify); err != nil {
+			return c, fmt.Errorf("context %q: %w", ContextVerifyStack, err)
+		}
+	}
 	httpAPI, err := str(ContextHTTPAPI)
 	if err != nil {
 		return c, err
@@ -188,8 +220,9 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 	return c, nil
 }
 
-// Build adds the payments and orders stacks to app, configured from its
-// context. It returns the first error of either stack.
+// Build adds the payments and orders stacks to app (and, with
+// [ContextVerifyStack], the verify stack), configured from its context, each
+// id followed by the [ContextStackSuffix]. It returns the first error.
 func Build(app awscdk.App) error {
 	c, err := ConfigFromContext(app.Node())
 	if err != nil {
@@ -199,7 +232,7 @@ func Build(app awscdk.App) error {
 	if !c.HTTPAPI {
 		desc = "lambdaidem example: payments with idempotency (no HTTP API: invoke the function)"
 	}
-	if _, err := NewPaymentsStack(app, PaymentsStackID, PaymentsProps{
+	if _, err := NewPaymentsStack(app, PaymentsStackID+c.StackSuffix, PaymentsProps{
 		StackProps:           awscdk.StackProps{Description: strPtr(desc)},
 		CodeZip:              c.PaymentsZip,
 		Arch:                 c.Arch,
@@ -212,12 +245,17 @@ func Build(app awscdk.App) error {
 	}); err != nil {
 		return err
 	}
-	_, err = NewOrdersStack(app, OrdersStackID, OrdersProps{
+	if _, err = NewOrdersStack(app, OrdersStackID+c.StackSuffix, OrdersProps{
 		StackProps:    awscdk.StackProps{Description: strPtr("lambdaidem example: SQS orders with idempotency")},
 		CodeZip:       c.OrdersZip,
 		Arch:          c.Arch,
 		DestroyTables: c.DestroyTables,
-	})
+	}); err != nil {
+		return err
+	}
+	if c.VerifyStack {
+		_, err = NewVerifyStack(app, VerifyStackID+c.StackSuffix, awscdk.StackProps{Description: strPtr("lambdaidem aws-verify: the checks' tables (throwaway)")})
+	}
 	return err
 }
 

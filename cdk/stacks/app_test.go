@@ -34,11 +34,13 @@ func TestConfigFromContext(t *testing.T) {
 				"paymentsZip": "/tmp/p.zip", "ordersZip": "/tmp/o.zip",
 				"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments, admin",
 				"paymentsTtl": "48h", "destroyTables": "true", "arch": "amd64", "httpApi": "false", "publicApi": "true",
+				"stackSuffix": "-v1a2b", "verifyStack": "true",
 			},
 			want: stacks.Config{
 				PaymentsZip: "/tmp/p.zip", OrdersZip: "/tmp/o.zip",
 				JWTIssuer: "https://issuer.example.com/", JWTAudience: []string{"payments", "admin"},
 				PaymentsTTL: 48 * time.Hour, DestroyTables: true, Arch: "amd64", HTTPAPI: false, PublicAPI: true,
+				StackSuffix: "-v1a2b", VerifyStack: true,
 			},
 		},
 		{
@@ -74,6 +76,16 @@ func TestConfigFromContext(t *testing.T) {
 				PaymentsZip: "../build/api-gateway-arm64.zip", OrdersZip: "../build/sqs-arm64.zip",
 				JWTAudience: []string{"payments"}, Arch: "arm64",
 			},
+		},
+		{
+			name:    "a stack suffix that is not one",
+			context: map[string]any{"stackSuffix": "v1/../x"},
+			wantErr: `context "stackSuffix": "v1/../x": want a hyphen, then at most 23 letters, digits or hyphens`,
+		},
+		{
+			name:    "verifyStack that is not a boolean",
+			context: map[string]any{"verifyStack": "maybe"},
+			wantErr: `context "verifyStack": strconv.ParseBool: parsing "maybe": invalid syntax`,
 		},
 		{
 			name:    "publicApi that is not a boolean",

@@ -38,16 +38,6 @@ const (
 var tableRoles = []string{tableConformance, tableContention, tableChaos, tableProbe, tableCapacity,
 	tableConformanceItems, tableContentionItems, tableChaosItems, tableProbeItems, tableCapacityItems}
 
-// isIdempotencyRole reports whether a role's table is an idempotency table.
-func isIdempotencyRole(role string) bool {
-	for _, r := range tableRoles[:5] {
-		if r == role {
-			return true
-		}
-	}
-	return false
-}
-
 // Stack ids of the CDK app (without a run's suffix) and the verify stack's
 // output of a role's table.
 const (
