@@ -31,11 +31,15 @@ func conflicted(err error) bool {
 	return errors.As(err, &tce)
 }
 
+// conflicts retries what a transaction in flight refused, with the budget
+// and backoff of the options: the Store and Records both write through it.
+type conflicts struct{ opts *Options }
+
 // single sends one single-item call (call), retrying it after a
 // TransactionConflictException at most retries times; see
-// [Store.retryConflicts].
-func (s *Store) single(ctx context.Context, op string, retries int, call func() error) error {
-	return s.retryConflicts(ctx, op, retries, func() (bool, error) {
+// [conflicts.retryConflicts].
+func (c conflicts) single(ctx context.Context, op string, retries int, call func() error) error {
+	return c.retryConflicts(ctx, op, retries, func() (bool, error) {
 		err := call()
 		return conflicted(err), err
 	})
@@ -57,7 +61,7 @@ func (s *Store) commitRetries(ctx context.Context) int {
 // most retries times (-1: until ctx's deadline). A conflict that outlasts
 // them, or whose next retry the deadline would cut off, is an error
 // matching lambdaidem.ErrInProgress.
-func (s *Store) retryConflicts(ctx context.Context, op string, retries int, send func() (conflict bool, err error)) error {
+func (c conflicts) retryConflicts(ctx context.Context, op string, retries int, send func() (conflict bool, err error)) error {
 	for retry := 0; ; retry++ {
 		conflict, err := send()
 		if !conflict {
@@ -68,7 +72,7 @@ func (s *Store) retryConflicts(ctx context.Context, op string, retries int, send
 			}
 			return err
 		}
-		if (retries >= 0 && retry >= retries) || !s.sleep(ctx, retry) {
+		if (retries >= 0 && retry >= retries) || !c.sleep(ctx, retry) {
 			return fmt.Errorf("dynamostore: %s: %w: transaction conflict after %d tries: %w", op, lambdaidem.ErrInProgress, retry+1, err)
 		}
 	}
@@ -77,10 +81,10 @@ func (s *Store) retryConflicts(ctx context.Context, op string, retries int, send
 // sleep waits before conflict retry number retry+1: exponential backoff
 // with full jitter. It reports false, without waiting, when the context
 // would end first.
-func (s *Store) sleep(ctx context.Context, retry int) bool {
-	limit := s.opts.ConflictMaxBackoff
+func (c conflicts) sleep(ctx context.Context, retry int) bool {
+	limit := c.opts.ConflictMaxBackoff
 	if retry < 30 {
-		limit = min(limit, s.opts.ConflictBackoff<<retry)
+		limit = min(limit, c.opts.ConflictBackoff<<retry)
 	}
 	d := time.Duration(rand.Int64N(int64(limit) + 1))
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
 // Options configure a [Store]. The zero value is valid: every field left
@@ -97,6 +99,13 @@ type Options struct {
 	// ConflictMaxBackoff caps the wait between conflict retries. Default
 	// 400ms.
 	ConflictMaxBackoff time.Duration
+
+	// Sealer is the functions' lambdaidem.Options.Sealer, for [Records]:
+	// Resolve seals the outcome it stores and Outcome opens a stored one,
+	// as the Guard does. A Store ignores it (the Guard seals before an
+	// outcome reaches the store). Default none: Records refuses with
+	// [ErrSealed] to resolve or open a record it finds sealed.
+	Sealer lambdaidem.Sealer
 }
 
 func (o *Options) setDefaults() error {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/seal"
 )
 
 // Conditions an operator's tool tests with [errors.Is].
@@ -31,6 +32,11 @@ var (
 	// settles (UNKNOWN, or in progress with an external effect and a lapsed
 	// lease); nothing was written.
 	ErrNotSettleable = errors.New("dynamostore: record is not unknown")
+	// ErrSealed: the record's outcome is sealed, or its fingerprint keyed,
+	// by the functions' Sealer, and Records has none (Options.Sealer):
+	// it cannot open the outcome, and an outcome it stored unsealed would
+	// not open for the functions. Nothing was written.
+	ErrSealed = errors.New("dynamostore: the record is sealed; give Records the functions' Sealer (the lambdaidem command: --kms-key)")
 	// ErrMalformedKey: a string is not a record key
 	// ("<namespace>#<43 base64url characters>", see lambdaidem.RecordKey).
 	ErrMalformedKey = errors.New("dynamostore: malformed record key")
@@ -60,6 +66,7 @@ type RecordsClient interface {
 //	         DeleteItem     the record (not done: released, a retry runs again), fenced on the read
 //	Forget   DeleteItem     any record, fenced on the read
 type Records struct {
+	conflicts
 	client RecordsClient
 	table  string
 	opts   Options
@@ -85,6 +92,7 @@ func NewRecords(client RecordsClient, table string, optFns ...func(*Options)) (*
 		return nil, err
 	}
 	r := &Records{client: client, table: table, opts: o}
+	r.conflicts = conflicts{opts: &r.opts}
 	r.codec = codec{opts: &r.opts}
 	r.x = newExpressions(&r.opts)
 	return r, nil
@@ -327,7 +335,8 @@ type Resolution struct {
 	// retry runs the operation again.
 	Done bool
 	// Outcome is the stored outcome for Done, as
-	// lambdaidem.EncodeStoredOutcome returns it.
+	// lambdaidem.EncodeStoredOutcome returns it. Resolve seals it with
+	// Options.Sealer.
 	Outcome []byte
 	// Now is the operator's clock: the completion time and the time
 	// against which the lease is judged lapsed. Required.
@@ -358,25 +367,58 @@ func (r *Records) Resolve(ctx context.Context, rec lambdaidem.Record, res Resolu
 	if len(res.Outcome) == 0 {
 		return errors.New("dynamostore: resolving as done needs an outcome")
 	}
-	if max := maxOutcome; len(res.Outcome) > max {
-		return fmt.Errorf("%w: %d bytes, at most %d fit in a record", lambdaidem.ErrOutcomeTooLarge, len(res.Outcome), max)
+	outcome := res.Outcome
+	switch s := r.opts.Sealer; {
+	case s != nil:
+		var err error
+		if outcome, err = s.Seal(ctx, rec.Key, outcome); err != nil {
+			return fmt.Errorf("dynamostore: resolve %s: seal the outcome: %w", rec.Key, err)
+		}
+	case seal.IsKeyedFingerprint(rec.Fingerprint):
+		return fmt.Errorf("%w: %s has a keyed fingerprint; an unsealed outcome would not open for the functions", ErrSealed, rec.Key)
+	}
+	if max := maxOutcome; len(outcome) > max {
+		return fmt.Errorf("%w: %d bytes, at most %d fit in a record", lambdaidem.ErrOutcomeTooLarge, len(outcome), max)
 	}
 	expires := rec.ExpiresAt
 	if res.ExpiresAt.After(expires) {
 		expires = res.ExpiresAt
 	}
 	item := r.codec.completed(lambdaidem.Commit{
-		Key: rec.Key, Token: rec.Token, Fingerprint: rec.Fingerprint, Outcome: res.Outcome,
+		Key: rec.Key, Token: rec.Token, Fingerprint: rec.Fingerprint, Outcome: outcome,
 		Now: res.Now, ExpiresAt: expires, Attempts: rec.Attempts, CreatedAt: rec.CreatedAt,
 	})
-	_, err := r.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(r.table),
-		Item:                      item,
-		ConditionExpression:       aws.String(r.x.unchanged.cond),
-		ExpressionAttributeNames:  r.x.unchanged.names,
-		ExpressionAttributeValues: unchangedValues(rec),
+	return r.unchanged(ctx, "resolve", rec.Key, func() error {
+		_, err := r.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                 aws.String(r.table),
+			Item:                      item,
+			ConditionExpression:       aws.String(r.x.unchanged.cond),
+			ExpressionAttributeNames:  r.x.unchanged.names,
+			ExpressionAttributeValues: unchangedValues(rec),
+		})
+		return err
 	})
-	return r.unchanged("resolve", rec.Key, err)
+}
+
+// Outcome returns rec's stored outcome, opened with Options.Sealer and
+// decoded (lambdaidem.DecodeStoredOutcome). A sealed outcome without a
+// Sealer is an error matching [ErrSealed]; one the key service cannot open
+// matches lambdaidem.ErrKeyUnavailable or ErrKeyRefused.
+func (r *Records) Outcome(ctx context.Context, rec lambdaidem.Record) (lambdaidem.StoredOutcome, error) {
+	if len(rec.Outcome) == 0 {
+		return lambdaidem.StoredOutcome{}, fmt.Errorf("dynamostore: record %s holds no outcome (%s)", rec.Key, rec.Status)
+	}
+	data := rec.Outcome
+	switch s := r.opts.Sealer; {
+	case s != nil:
+		var err error
+		if data, err = s.Open(ctx, rec.Key, data); err != nil {
+			return lambdaidem.StoredOutcome{}, lambdaidem.OpenFailure(fmt.Sprintf("open the outcome of %s", rec.Key), err)
+		}
+	case seal.IsSealed(data):
+		return lambdaidem.StoredOutcome{}, fmt.Errorf("%w: the outcome of %s is sealed", ErrSealed, rec.Key)
+	}
+	return lambdaidem.DecodeStoredOutcome(data)
 }
 
 // maxOutcome keeps a resolved record under DynamoDB's 400 KB item limit,
@@ -392,28 +434,35 @@ func (r *Records) Forget(ctx context.Context, rec lambdaidem.Record) error {
 }
 
 func (r *Records) deleteUnchanged(ctx context.Context, op string, rec lambdaidem.Record) error {
-	_, err := r.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                 aws.String(r.table),
-		Key:                       r.codec.key(rec.Key),
-		ConditionExpression:       aws.String(r.x.unchanged.cond),
-		ExpressionAttributeNames:  r.x.unchanged.names,
-		ExpressionAttributeValues: unchangedValues(rec),
+	return r.unchanged(ctx, op, rec.Key, func() error {
+		_, err := r.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName:                 aws.String(r.table),
+			Key:                       r.codec.key(rec.Key),
+			ConditionExpression:       aws.String(r.x.unchanged.cond),
+			ExpressionAttributeNames:  r.x.unchanged.names,
+			ExpressionAttributeValues: unchangedValues(rec),
+		})
+		return err
 	})
-	return r.unchanged(op, rec.Key, err)
 }
 
-// unchanged maps a fenced write's failed condition to ErrRecordChanged.
-func (r *Records) unchanged(op, key string, err error) error {
+// unchanged sends a write fenced on the record as read, retrying it after
+// a transaction conflict as the Store does (Options.ConflictRetries, with
+// backoff): a transaction in flight that is cancelled leaves the record as
+// read, and the retry then writes. A failed condition, or a conflict that
+// outlasts the retries, is ErrRecordChanged.
+func (r *Records) unchanged(ctx context.Context, op, key string, write func() error) error {
+	err := r.single(ctx, op, r.opts.ConflictRetries, write)
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &ccf):
 		return fmt.Errorf("%w: %s %s: read it again", ErrRecordChanged, op, key)
-	case conflicted(err):
-		// A transaction (an attempt's commit) is writing the record now:
-		// it is about to change. Nothing was written.
-		return fmt.Errorf("%w: %s %s: a transaction is writing it right now; read it again", ErrRecordChanged, op, key)
+	case errors.Is(err, lambdaidem.ErrInProgress):
+		// A transaction (an attempt's commit) kept writing the record: it
+		// is about to change. Nothing was written.
+		return fmt.Errorf("%w: %s %s: a transaction kept writing it; read it again: %w", ErrRecordChanged, op, key, err)
 	}
 	return r.wrap(op, err)
 }

@@ -25,6 +25,7 @@ type Client interface {
 // Store is a [lambdaidem.Store] backed by one DynamoDB table. It is safe
 // for concurrent use; build one at start-up and share it.
 type Store struct {
+	conflicts
 	client Client
 	table  string
 	opts   Options
@@ -57,6 +58,7 @@ func New(client Client, table string, optFns ...func(*Options)) (*Store, error) 
 		return nil, errors.New("dynamostore: OutboxTable is the record table; outbox items need a table (and stream) of their own")
 	}
 	s := &Store{client: client, table: table, opts: o}
+	s.conflicts = conflicts{opts: &s.opts}
 	s.codec = codec{opts: &s.opts}
 	s.x = newExpressions(&s.opts)
 	return s, nil

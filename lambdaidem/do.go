@@ -160,7 +160,7 @@ func (o *op[Out]) sameIntent(ctx context.Context, rec Record) error {
 		same, err := k.SameFingerprint(fctx, o.key, rec.Fingerprint, o.c.Fingerprint)
 		cancel()
 		if err != nil {
-			return o.unreadable(ctx, keyFailure("compare the stored fingerprint", err))
+			return o.unreadable(ctx, OpenFailure("compare the stored fingerprint", err))
 		}
 		if same {
 			return nil
@@ -672,7 +672,7 @@ func (o *op[Out]) decode(ctx context.Context, rec Record) (Out, error) {
 		cancel()
 		if err != nil {
 			var zero Out
-			return zero, keyFailure("open stored outcome", err)
+			return zero, OpenFailure("open stored outcome", err)
 		}
 	}
 	data, err := o.g.zip.inflate(data)

@@ -171,10 +171,13 @@ func (e *KeyServiceError) Error() string {
 // Unwrap returns the key service's error.
 func (e *KeyServiceError) Unwrap() error { return e.Err }
 
-// keyFailure is the error of a stored record that could not be opened
-// because of err, a key service error: err matched with [ErrKeyRefused] or
-// [ErrKeyUnavailable]. Any other error is returned as it is.
-func keyFailure(what string, err error) error {
+// OpenFailure is the error of a stored record that a Sealer could not
+// open (what names the step): err, a key service failure
+// ([*KeyServiceError]), matched with [ErrKeyRefused] when permanent and
+// [ErrKeyUnavailable] otherwise; any other err is only wrapped. Tools that
+// open outcomes outside a Guard (dynamostore.Records) answer as the Guard
+// does.
+func OpenFailure(what string, err error) error {
 	var kse *KeyServiceError
 	switch {
 	case !errors.As(err, &kse):

@@ -13,8 +13,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/kmsseal"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/seal"
 )
 
 // Exit statuses.
@@ -28,6 +31,7 @@ const (
 	exitChanged      = 6
 	exitNotSettle    = 7
 	exitNotConfirmed = 8
+	exitSealed       = 9
 )
 
 // streams are the command's standard streams.
@@ -43,6 +47,9 @@ type env struct {
 	// client builds the DynamoDB client for an endpoint ("" for AWS's)
 	// and a Region ("" for the configured one).
 	client func(ctx context.Context, endpoint, region string) (dynamostore.RecordsClient, error)
+	// keys builds the key service of the KMS key keyID in a Region (""
+	// for the configured one), for --kms-key.
+	keys func(ctx context.Context, region, keyID string) (seal.KeyService, error)
 	// progressEvery is the least time between two progress lines of list.
 	progressEvery time.Duration
 }
@@ -50,19 +57,37 @@ type env struct {
 // system is the real environment: the process's variables and clock, and
 // a client from the shared AWS configuration.
 func system() env {
-	return env{getenv: os.Getenv, now: time.Now, client: awsClient, progressEvery: time.Second}
+	return env{getenv: os.Getenv, now: time.Now, client: awsClient, keys: awsKeys, progressEvery: time.Second}
 }
 
-// awsClient loads the usual AWS configuration (environment, shared files,
-// SSO, roles) and points the client at endpoint when one is given.
-func awsClient(ctx context.Context, endpoint, region string) (dynamostore.RecordsClient, error) {
+// awsKeys builds a KMS key service from the usual AWS configuration.
+func awsKeys(ctx context.Context, region, keyID string) (seal.KeyService, error) {
+	cfg, err := awsConfig(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	return kmsseal.New(ctx, kms.NewFromConfig(cfg), keyID)
+}
+
+// awsConfig loads the usual AWS configuration, in region if one is given.
+func awsConfig(ctx context.Context, region string) (aws.Config, error) {
 	var opts []func(*config.LoadOptions) error
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("AWS configuration: %w", err)
+		return aws.Config{}, fmt.Errorf("AWS configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// awsClient loads the usual AWS configuration (environment, shared files,
+// SSO, roles) and points the client at endpoint when one is given.
+func awsClient(ctx context.Context, endpoint, region string) (dynamostore.RecordsClient, error) {
+	cfg, err := awsConfig(ctx, region)
+	if err != nil {
+		return nil, err
 	}
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		if endpoint != "" {
@@ -92,7 +117,8 @@ Commands:
 
 Run 'lambdaidem <command> -h' for a command's flags.
 Exit status: 0 ok, 1 failure, 2 usage, 3 no such table, 4 malformed key,
-5 no such record, 6 record changed meanwhile, 7 record not settleable, 8 not confirmed.
+5 no such record, 6 record changed meanwhile, 7 record not settleable, 8 not confirmed,
+9 the record is sealed and no --kms-key was given.
 `
 
 // run runs the command line args and returns the exit status.
@@ -141,6 +167,8 @@ func exitCode(err error) int {
 		return exitNotSettle
 	case errors.Is(err, errNotConfirmed):
 		return exitNotConfirmed
+	case errors.Is(err, dynamostore.ErrSealed):
+		return exitSealed
 	}
 	return exitFailure
 }
@@ -149,6 +177,7 @@ func exitCode(err error) int {
 type tableFlags struct {
 	table, endpoint, region            string
 	keyAttr, sortKeyAttr, sortKeyValue string
+	kmsKey                             string
 }
 
 func (t *tableFlags) register(fs *flag.FlagSet, e env) {
@@ -158,6 +187,7 @@ func (t *tableFlags) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&t.keyAttr, "key-attr", "", "partition key attribute, as the functions' store has it (default id)")
 	fs.StringVar(&t.sortKeyAttr, "sort-key-attr", "", "sort key attribute, for a table with one")
 	fs.StringVar(&t.sortKeyValue, "sort-key-value", "", "the records' static sort key value")
+	fs.StringVar(&t.kmsKey, "kms-key", e.getenv("LAMBDAIDEM_KMS_KEY"), "the KMS key the functions seal outcomes under (id, ARN or alias; default $LAMBDAIDEM_KMS_KEY): show --reveal opens outcomes with it, resolve --done seals the outcome; needs kms:DescribeKey, kms:GenerateDataKey, kms:Decrypt")
 }
 
 // open builds the client and the Records view, and checks the table.
@@ -169,8 +199,21 @@ func (t *tableFlags) open(ctx context.Context, e env) (*dynamostore.Records, err
 	if err != nil {
 		return nil, err
 	}
+	var sealer *seal.Sealer
+	if t.kmsKey != "" {
+		keys, err := e.keys(ctx, t.region, t.kmsKey)
+		if err != nil {
+			return nil, fmt.Errorf("--kms-key %s: %w", t.kmsKey, err)
+		}
+		if sealer, err = seal.New(keys); err != nil {
+			return nil, err
+		}
+	}
 	r, err := dynamostore.NewRecords(client, t.table, func(o *dynamostore.Options) {
 		o.KeyAttr, o.SortKeyAttr, o.SortKeyValue = t.keyAttr, t.sortKeyAttr, t.sortKeyValue
+		if sealer != nil {
+			o.Sealer = sealer
+		}
 	})
 	if err != nil {
 		return nil, usagef("%v", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/seal"
 )
 
 // world is one test's table on the in-process DynamoDB endpoint, with a
@@ -24,6 +25,8 @@ type world struct {
 	guard  *lambdaidem.Guard
 	// wrap, if set, wraps the client the command uses.
 	wrap func(dynamostore.RecordsClient) dynamostore.RecordsClient
+	// keys, if set, is the key service --kms-key names (any name).
+	keys seal.KeyService
 }
 
 func newWorld(t *testing.T) *world {
@@ -68,6 +71,12 @@ func (w *world) env(vars map[string]string) env {
 				c = w.wrap(c)
 			}
 			return c, nil
+		},
+		keys: func(_ context.Context, _, keyID string) (seal.KeyService, error) {
+			if w.keys == nil {
+				return nil, errors.New("test: no key service for --kms-key " + keyID)
+			}
+			return w.keys, nil
 		},
 	}
 }

@@ -88,7 +88,7 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 			return nil
 		}
 		listed++
-		v := newView(rec, now, false)
+		v := newView(rec, now)
 		if *asJSON {
 			if err := enc.Encode(v); err != nil {
 				return err

@@ -11,13 +11,18 @@
 // Every command but key takes --table (default $IDEMPOTENCY_TABLE),
 // --endpoint (default $AWS_ENDPOINT_URL_DYNAMODB), --region, and the
 // attribute options of the functions' store (--key-attr, --sort-key-attr,
-// --sort-key-value). Credentials and Region come from the usual AWS
-// configuration (environment, shared files, SSO, instance roles).
+// --sort-key-value), and --kms-key (default $LAMBDAIDEM_KMS_KEY): the KMS
+// key a sealed table's functions seal under, with which show --reveal
+// opens outcomes and resolve --done seals the one it stores; on a sealed
+// record without it they refuse (exit 9) and write nothing. Credentials
+// and Region come from the usual AWS configuration (environment, shared
+// files, SSO, instance roles).
 //
 // Exit status: 0 done; 1 an AWS or other failure; 2 a usage error; 3 the
 // table does not exist; 4 a malformed record key; 5 no such record; 6 the
 // record changed since it was read (nothing written); 7 the record is not
-// in a state the command settles; 8 not confirmed (nothing deleted).
+// in a state the command settles; 8 not confirmed (nothing deleted); 9
+// the record is sealed and no --kms-key was given.
 //
 // Install it with go install github.com/lambdaidem/lambdaidem/cmd/lambdaidem@<version>;
 // it is a module of its own, so the library's go.mod does not grow.

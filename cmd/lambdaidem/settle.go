@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -50,6 +51,9 @@ func resolveCmd(ctx context.Context, args []string, s streams, e env) error {
 	res.Now = e.now()
 	res.ExpiresAt = res.Now.Add(*retain)
 	if err := r.Resolve(ctx, rec, res); err != nil {
+		if errors.Is(err, dynamostore.ErrSealed) {
+			return fmt.Errorf("%w: pass --kms-key with the KMS key the functions seal under, so the outcome is sealed as theirs are; nothing was written", err)
+		}
 		return err
 	}
 	if *done {

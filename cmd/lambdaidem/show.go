@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -24,11 +26,16 @@ func showCmd(ctx context.Context, args []string, s streams, e env) error {
 	if err != nil {
 		return err
 	}
-	_, rec, err := openRecord(ctx, &t, e, rest[0], "")
+	r, rec, err := openRecord(ctx, &t, e, rest[0], "")
 	if err != nil {
 		return err
 	}
-	v := newView(rec, e.now(), *reveal)
+	v := newView(rec, e.now())
+	if *reveal && len(rec.Outcome) > 0 {
+		if err := v.reveal(ctx, r, rec); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		return json.NewEncoder(s.out).Encode(v)
 	}
@@ -63,7 +70,7 @@ type storedError struct {
 	Message string `json:"message"`
 }
 
-func newView(rec lambdaidem.Record, now time.Time, reveal bool) view {
+func newView(rec lambdaidem.Record, now time.Time) view {
 	v := view{
 		Key: rec.Key, Status: string(rec.Status), State: state(rec, now), Revision: revision(rec),
 		Attempts: rec.Attempts, ExpiresAt: rec.ExpiresAt.UTC(), Expired: !rec.Live(now), External: rec.External,
@@ -73,22 +80,30 @@ func newView(rec lambdaidem.Record, now time.Time, reveal bool) view {
 	if rec.Status == lambdaidem.StatusInProgress {
 		v.LeaseUntil = opt(rec.LeaseUntil) // a lease means nothing once the attempt has ended
 	}
-	if reveal && len(rec.Outcome) > 0 {
-		o, err := lambdaidem.DecodeStoredOutcome(rec.Outcome)
-		switch {
-		case err != nil:
-			// Not an envelope: sealed by an Options.Sealer, or not written by
-			// lambdaidem. Show the raw text.
-			v.Outcome, _ = json.Marshal(string(rec.Outcome))
-		case o.Bin != nil:
-			v.Outcome, _ = json.Marshal(map[string][]byte{"codec_bytes": o.Bin}) // a custom Codec's encoding, base64
-		case o.Err != nil:
-			v.Error = &storedError{Type: o.Err.Type, Message: o.Err.Message}
-		default:
-			v.Outcome = o.Value
-		}
-	}
 	return v
+}
+
+// reveal adds rec's outcome to v, opened with the --kms-key Sealer. A
+// sealed outcome without one, or one the key service will not open, is an
+// error: ciphertext is not the outcome.
+func (v *view) reveal(ctx context.Context, r *dynamostore.Records, rec lambdaidem.Record) error {
+	o, err := r.Outcome(ctx, rec)
+	switch {
+	case errors.Is(err, dynamostore.ErrSealed):
+		return fmt.Errorf("%w: pass --kms-key with the KMS key the functions seal under (the role needs kms:Decrypt) to reveal it", err)
+	case errors.Is(err, lambdaidem.ErrKeyRefused), errors.Is(err, lambdaidem.ErrKeyUnavailable):
+		return err
+	case err != nil:
+		// Not an envelope: not written by lambdaidem. Show the raw text.
+		v.Outcome, _ = json.Marshal(string(rec.Outcome))
+	case o.Bin != nil:
+		v.Outcome, _ = json.Marshal(map[string][]byte{"codec_bytes": o.Bin}) // a custom Codec's encoding, base64
+	case o.Err != nil:
+		v.Error = &storedError{Type: o.Err.Type, Message: o.Err.Message}
+	default:
+		v.Outcome = o.Value
+	}
+	return nil
 }
 
 func opt(t time.Time) *time.Time {

@@ -196,6 +196,19 @@ func (s *Sealer) Open(ctx context.Context, key string, sealed []byte) ([]byte, e
 	return plain, nil
 }
 
+// IsSealed reports whether b has the form of an outcome sealed by this
+// package (it may still not open), for tools that must not take sealed
+// bytes for a plain outcome.
+func IsSealed(b []byte) bool {
+	rest, ok := cutPrefix(b, magic)
+	return ok && len(rest) >= 2
+}
+
+// IsKeyedFingerprint reports whether a stored fingerprint was keyed by a
+// Sealer of this package ([Sealer.KeyFingerprint]): its record belongs to
+// a Guard that seals outcomes.
+func IsKeyedFingerprint(s string) bool { return strings.HasPrefix(s, fingerprintPrefix) }
+
 // KeyFingerprint returns the stored form of a request fingerprint for the
 // record key: HMAC-SHA256 of both under a key derived from a data key the
 // key service issued, with that data key, encrypted, in front. It

@@ -484,3 +484,51 @@ func TestSettlingDuringATransactionIsRefused(t *testing.T) {
 		t.Fatalf("after: %+v, %v; want the reconciler's COMPLETED record", after, err)
 	}
 }
+
+// TestSettlingRetriesATransactionConflict: an operator's write meets a
+// transaction in flight on the record (TransactionConflictException, which
+// the SDK does not retry) that is then cancelled: a stale attempt's commit,
+// fenced on a token the record no longer holds. Records retries the
+// conflict as the Store does, so the record, unchanged, is settled; before,
+// the first conflict was reported as ErrRecordChanged.
+func TestSettlingRetriesATransactionConflict(t *testing.T) {
+	e := newEnv(t)
+	p := e.proxy(t)
+	clk := newClock()
+	g := e.guard(t, clk)
+	r := e.records(t)
+	ctx := context.Background()
+	leaveUnknown(t, g, "contended")
+	rec, _ := r.Read(ctx, recordKey("contended"))
+	release := p.HoldNext(t, "TransactWriteItems")
+	stale := make(chan error, 1)
+	go func() {
+		_, ok, err := e.store.Commit(ctx, lambdaidem.Commit{
+			Key: rec.Key, Token: "a-stale-attempt", Fingerprint: rec.Fingerprint, Outcome: []byte(`{"value":"stale"}`),
+			Now: clk.Now(), ExpiresAt: clk.Now().Add(time.Hour), Attempts: rec.Attempts, CreatedAt: rec.CreatedAt,
+			Effects: []any{e.order("o-stale")},
+		})
+		if err == nil && ok {
+			err = errors.New("the stale attempt's commit went through")
+		}
+		stale <- err
+	}()
+	waitUntil(t, "the transaction to get in flight", func() bool { return p.InFlight() > 0 })
+	puts := p.Count("PutItem")
+	outcome, _ := lambdaidem.EncodeStoredOutcome(lambdaidem.StoredOutcome{Value: []byte(`"charged"`)})
+	resolved := make(chan error, 1)
+	go func() {
+		resolved <- r.Resolve(ctx, rec, dynamostore.Resolution{Done: true, Outcome: outcome, Now: clk.Now()})
+	}()
+	waitUntil(t, "the operator's write to meet the transaction", func() bool { return p.Count("PutItem") > puts })
+	release()
+	if err := <-stale; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-resolved; err != nil {
+		t.Fatalf("Resolve after the conflicting transaction was cancelled = %v; want it settled", err)
+	}
+	if after, err := r.Read(ctx, recordKey("contended")); err != nil || after.Status != lambdaidem.StatusCompleted || after.Token != rec.Token {
+		t.Fatalf("after: %+v, %v; want COMPLETED under the owner's token", after, err)
+	}
+}

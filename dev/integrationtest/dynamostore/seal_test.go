@@ -3,46 +3,18 @@ package dynamostore_test
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/seal"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/seal/sealtest"
 )
-
-// masterKey is a key service stand-in for the seal package: data keys
-// wrapped under one AES key, the encryption context ignored (its checks
-// are tested in lambdaidem/seal and kmsseal).
-type masterKey struct{ aead cipher.AEAD }
-
-func newMasterKey(t *testing.T) *masterKey {
-	t.Helper()
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	block, _ := aes.NewCipher(k)
-	aead, _ := cipher.NewGCM(block)
-	return &masterKey{aead}
-}
-
-func (m *masterKey) GenerateDataKey(context.Context, map[string]string) ([]byte, []byte, error) {
-	plain, nonce := make([]byte, 32), make([]byte, 12)
-	_, _ = rand.Read(plain)
-	_, _ = rand.Read(nonce)
-	return plain, m.aead.Seal(nonce, nonce, plain, nil), nil
-}
-
-func (m *masterKey) Decrypt(_ context.Context, blob []byte, _ map[string]string) ([]byte, error) {
-	if len(blob) < 12 {
-		return nil, errors.New("InvalidCiphertextException")
-	}
-	return m.aead.Open(nil, blob[:12], blob[12:], nil)
-}
 
 // Sealed outcomes over DynamoDB: the data attribute is a Binary of
 // ciphertext (never the plain value; a String must be UTF-8, and
@@ -52,7 +24,7 @@ func (m *masterKey) Decrypt(_ context.Context, blob []byte, _ map[string]string)
 func TestSealedOutcomesOverDynamoDB(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	sealer, err := seal.New(newMasterKey(t))
+	sealer, err := seal.New(sealtest.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,5 +55,60 @@ func TestSealedOutcomesOverDynamoDB(t *testing.T) {
 		if out, err := lambdaidem.Do(ctx, e.guard(t, nil), call(c.key), func(context.Context) (string, error) { t.Fatal("ran without the Sealer"); return "", nil }); err == nil {
 			t.Fatalf("%s: a Guard without the Sealer replayed %q; want a refusal", c.key, out)
 		}
+	}
+}
+
+// Records settles and reads a sealed table as the functions do, given
+// their Sealer: resolve --done stores a sealed outcome that the functions'
+// duplicate replays, and Outcome opens one. Without the Sealer it refuses
+// (ErrSealed) rather than store an outcome the functions cannot open, or
+// hand out ciphertext as the outcome; nothing is written.
+func TestRecordsSealAndOpenWithTheFunctionsSealer(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	keys := sealtest.New()
+	sealer, err := seal.New(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.guard(t, nil, func(o *lambdaidem.Options) { o.Sealer = sealer })
+	leaveUnknown(t, g, "charge-1")
+	outcome, _ := lambdaidem.EncodeStoredOutcome(lambdaidem.StoredOutcome{Value: []byte(`"charged"`)})
+
+	plain := e.records(t)
+	rec, err := plain.Read(ctx, recordKey("charge-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Resolve(ctx, rec, dynamostore.Resolution{Done: true, Outcome: outcome, Now: time.Now()}); !errors.Is(err, dynamostore.ErrSealed) {
+		t.Fatalf("Resolve without the Sealer on a sealed table = %v; want ErrSealed", err)
+	}
+	if after, _ := plain.Read(ctx, recordKey("charge-1")); after.Status != lambdaidem.StatusUnknown {
+		t.Fatalf("after the refusal the record is %s; want it UNKNOWN, untouched", after.Status)
+	}
+
+	// A Sealer of its own over the same key service: the operator's.
+	opSealer, _ := seal.New(keys)
+	sealed := e.records(t, func(o *dynamostore.Options) { o.Sealer = opSealer })
+	if err := sealed.Resolve(ctx, rec, dynamostore.Resolution{Done: true, Outcome: outcome, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	data, ok := e.record(t, recordKey("charge-1"))["data"].(*types.AttributeValueMemberB)
+	if !ok || bytes.Contains(data.Value, []byte("charged")) {
+		t.Fatalf("resolved data %#v; want sealed bytes", e.record(t, recordKey("charge-1"))["data"])
+	}
+	if out, err := lambdaidem.Do(ctx, g, call("charge-1"), func(context.Context) (string, error) { t.Fatal("ran again"); return "", nil }); err != nil || out != "charged" {
+		t.Fatalf("the functions' duplicate = %q, %v; want the operator's outcome", out, err)
+	}
+	done, _ := sealed.Read(ctx, recordKey("charge-1"))
+	if o, err := sealed.Outcome(ctx, done); err != nil || string(o.Value) != `"charged"` {
+		t.Fatalf("Outcome with the Sealer = %s, %v", o.Value, err)
+	}
+	if _, err := plain.Outcome(ctx, done); !errors.Is(err, dynamostore.ErrSealed) {
+		t.Fatalf("Outcome without the Sealer = %v; want ErrSealed", err)
+	}
+	keys.Fail(sealtest.Decrypt, sealtest.Denied("kms:Decrypt"))
+	if _, err := e.records(t, func(o *dynamostore.Options) { o.Sealer, _ = seal.New(keys) }).Outcome(ctx, done); !errors.Is(err, lambdaidem.ErrKeyRefused) {
+		t.Fatalf("Outcome with kms:Decrypt denied = %v; want ErrKeyRefused", err)
 	}
 }
