@@ -158,6 +158,19 @@ func (rep *report) targets() []target {
 	} else {
 		ts = append(ts, target{what: "wrapper CPU and allocations per invocation, 1 KB payload (in-memory store)", goal: "≤ 15 µs and ≤ 40 allocs"})
 	}
+	// The net/http middleware beside apigw, on the same request.
+	{
+		var parts []string
+		met := true
+		for _, name := range []string{"HTTPRatio/first/1KB", "HTTPRatio/replay/1KB"} {
+			if m, ok := rep.micro1(name); ok && m.ratio != 0 {
+				parts = append(parts, fmt.Sprintf("%s %.2f×", strings.TrimSuffix(strings.TrimPrefix(name, "HTTPRatio/"), "/1KB"), m.ratio))
+				met = met && m.ratio <= 1.2
+			}
+		}
+		ts = append(ts, target{what: "net/http middleware (httpidem) wrapper cost ÷ apigw.WrapV2's, same 1 KB request", goal: "≤ 1.2×",
+			measured: strings.Join(parts, "; "), met: met, known: len(parts) > 0})
+	}
 	// 6. Bootstrap size.
 	var parts []string
 	met, known := true, false
