@@ -3,7 +3,7 @@
 
 GO      ?= go
 ARCHES  ?= arm64 amd64
-EXAMPLES = api-gateway sqs function-url
+EXAMPLES = api-gateway sqs function-url relay
 
 # The Go modules (see docs/modules.md): the library at the root, which requires only
 # what production code imports; the published nested modules (the test kit,
@@ -167,7 +167,7 @@ build:
 ## synth: both CloudFormation templates in cdk/cdk.out, without AWS credentials or the CDK CLI
 ## (SYNTH_CONTEXT: -c key=value pairs; the default lets the payments API synthesize without a JWT
 ## authorizer, which a deployment refuses unless asked: see cdk/README.md)
-SYNTH_CONTEXT ?= -c publicApi=true
+SYNTH_CONTEXT ?= -c publicApi=true -c relayZip=../build/relay-arm64.zip
 synth: build
 	cd cdk && $(GO) run . -o cdk.out $(SYNTH_CONTEXT)
 	@ls cdk/cdk.out/*.template.json

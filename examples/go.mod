@@ -8,9 +8,11 @@ require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
 	github.com/go-chi/chi/v5 v5.5.0
-	github.com/lambdaidem/lambdaidem v0.0.0-00010101000000-000000000000
+	github.com/lambdaidem/lambdaidem v0.0.0
 	github.com/lambdaidem/lambdaidem/ddbtest v0.0.0-00010101000000-000000000000
+	github.com/lambdaidem/lambdaidem/outboxaws v0.0.0-00010101000000-000000000000
 	github.com/truora/minidyn v0.8.2
 )
 
@@ -19,10 +21,12 @@ require (
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/v4a v1.5.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/eventbridge v1.55.11 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/signin v1.13.1 // indirect
+	github.com/aws/aws-sdk-go-v2/service/sns v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
@@ -32,3 +36,5 @@ require (
 replace github.com/lambdaidem/lambdaidem => ..
 
 replace github.com/lambdaidem/lambdaidem/ddbtest => ../ddbtest
+
+replace github.com/lambdaidem/lambdaidem/outboxaws => ../outboxaws

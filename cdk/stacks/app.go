@@ -18,6 +18,10 @@ const (
 	ContextPaymentsZip = "paymentsZip"
 	// ContextOrdersZip overrides the orders function's zip path.
 	ContextOrdersZip = "ordersZip"
+	// ContextRelayZip is the outbox relay's zip (examples/relay): set, the
+	// orders stack publishes "order accepted" events through the outbox
+	// (see [OrdersProps.RelayZip]). Default: no outbox.
+	ContextRelayZip = "relayZip"
 	// ContextJWTIssuer is the JWT authorizer's issuer URL.
 	ContextJWTIssuer = "jwtIssuer"
 	// ContextJWTAudience is the JWT authorizer's audience: a comma-separated
@@ -80,6 +84,8 @@ type Config struct {
 	PaymentsZip string
 	// OrdersZip is the orders function's zip ([ContextOrdersZip]).
 	OrdersZip string
+	// RelayZip is the outbox relay's zip ([ContextRelayZip]); "" for none.
+	RelayZip string
 	// JWTIssuer is the JWT authorizer's issuer ([ContextJWTIssuer]).
 	JWTIssuer string
 	// JWTAudience is the JWT authorizer's audience ([ContextJWTAudience]).
@@ -134,7 +140,7 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 		c.Arch = arch
 	}
 	c.PaymentsZip, c.OrdersZip = DefaultZips(c.Arch)
-	for key, dst := range map[string]*string{ContextPaymentsZip: &c.PaymentsZip, ContextOrdersZip: &c.OrdersZip} {
+	for key, dst := range map[string]*string{ContextPaymentsZip: &c.PaymentsZip, ContextOrdersZip: &c.OrdersZip, ContextRelayZip: &c.RelayZip} {
 		s, err := str(key)
 		if err != nil {
 			return c, err
@@ -248,6 +254,7 @@ func Build(app awscdk.App) error {
 	if _, err = NewOrdersStack(app, OrdersStackID+c.StackSuffix, OrdersProps{
 		StackProps:    awscdk.StackProps{Description: strPtr("lambdaidem example: SQS orders with idempotency")},
 		CodeZip:       c.OrdersZip,
+		RelayZip:      c.RelayZip,
 		Arch:          c.Arch,
 		DestroyTables: c.DestroyTables,
 	}); err != nil {

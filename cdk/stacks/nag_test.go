@@ -100,3 +100,20 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// With the relay's zip (-c relayZip=...), the orders stack publishes "order
+// accepted" events through the outbox: the outbox table, the relay on its
+// stream, the FIFO queue; the orders function gets OUTBOX_TABLE and
+// ORDER_ACCEPTED_QUEUE and may put outbox items; cdk-nag finds nothing.
+func TestOrdersStackWithTheOutbox(t *testing.T) {
+	all := nagApp(t, map[string]any{"relayZip": cdktest.DummyZip(t), "httpApi": "false"})
+	orders := all[stacks.OrdersStackID]
+	assert.Empty(t, cdktest.Nag(t, orders))
+	tm := cdktest.Synth(t, orders)
+	assert.Contains(t, tm.Outputs(), "AcceptedQueueUrl")
+	vars := tm.One(t, "AWS::Lambda::Function", "OrdersFunction").Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+	assert.Contains(t, vars, "OUTBOX_TABLE")
+	assert.Contains(t, vars, "ORDER_ACCEPTED_QUEUE")
+	tm.One(t, "AWS::Lambda::EventSourceMapping", "RelayFunction")
+	tm.One(t, "AWS::DynamoDB::Table", "OutboxTable")
+}

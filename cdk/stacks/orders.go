@@ -4,8 +4,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/lambdaidem/lambdaidem/cdk/lambdaidemcdk"
 )
@@ -28,6 +31,12 @@ type OrdersProps struct {
 	// its Function and Table are set by the stack. Zero fields take
 	// [lambdaidemcdk.NewQueueSource]'s defaults.
 	Queue lambdaidemcdk.QueueSourceProps
+	// RelayZip, if set, is the path of the examples/relay zip: the stack then
+	// adds the outbox ([lambdaidemcdk.NewOutbox]) with that relay function,
+	// and an "order accepted" FIFO queue (with its dead-letter queue) that
+	// the orders function publishes to through it (ORDER_ACCEPTED_QUEUE,
+	// OUTBOX_TABLE; output AcceptedQueueUrl). Default "": no outbox.
+	RelayZip string
 	// DestroyTables makes both tables' removal policy DESTROY and turns their
 	// deletion protection off (for throwaway deployments such as LocalStack).
 	// Default RETAIN with deletion protection.
@@ -67,6 +76,11 @@ func NewOrdersStack(scope constructs.Construct, id string, props OrdersProps) (a
 	if err := monitor(stack, idem, OrdersMetricsService); err != nil {
 		return nil, err
 	}
+	if props.RelayZip != "" {
+		if err := addOutbox(stack, fn, props); err != nil {
+			return nil, err
+		}
+	}
 	qp := props.Queue
 	qp.Function = fn
 	qp.Table = idem
@@ -88,4 +102,59 @@ func NewOrdersStack(scope constructs.Construct, id string, props OrdersProps) (a
 		Description: jsii.String("Name of the orders function"),
 	})
 	return stack, nil
+}
+
+// RelayFunctionTimeout is the relay function's timeout.
+const RelayFunctionTimeout = 30 * time.Second
+
+// addOutbox adds the "order accepted" queue, the relay function and the
+// outbox between them, and lets the orders function stage events.
+func addOutbox(stack awscdk.Stack, orders awslambda.Function, props OrdersProps) error {
+	relayFn, err := newGoFunction(stack, "RelayFunction", functionProps{
+		codeZip:    props.RelayZip,
+		contextKey: ContextRelayZip,
+		arch:       props.Arch,
+		invokedBy:  "by its DynamoDB stream event source mapping, whose failures go to its on-failure queue",
+		timeout:    RelayFunctionTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	dlq := awssqs.NewQueue(stack, jsii.String("AcceptedDeadLetterQueue"), &awssqs.QueueProps{
+		Fifo: jsii.Bool(true), EnforceSSL: jsii.Bool(true), RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
+	cdknag.NagSuppressions_AddResourceSuppressions(dlq, &[]*cdknag.NagPackSuppression{{
+		Id:     jsii.String("Serverless-SQSRedrivePolicy"),
+		Reason: jsii.String("This queue is the dead-letter queue of the order accepted queue: messages end here for an operator."),
+	}}, jsii.Bool(false))
+	accepted := awssqs.NewQueue(stack, jsii.String("AcceptedQueue"), &awssqs.QueueProps{
+		Fifo: jsii.Bool(true), EnforceSSL: jsii.Bool(true),
+		DeadLetterQueue: &awssqs.DeadLetterQueue{MaxReceiveCount: jsii.Number(5), Queue: dlq},
+	})
+	removal, noProtection := awscdk.RemovalPolicy_RETAIN, false
+	if props.DestroyTables {
+		removal, noProtection = awscdk.RemovalPolicy_DESTROY, true
+	}
+	ob, err := lambdaidemcdk.NewOutbox(stack, "Outbox", lambdaidemcdk.OutboxProps{
+		Relay: relayFn, Queues: []awssqs.IQueue{accepted},
+		RemovalPolicy: removal, NoDeletionProtection: noProtection,
+	})
+	if err != nil {
+		return err
+	}
+	// CDK's DynamoEventSource grants dynamodb:ListStreams on "*": it supports
+	// no resource-level permissions.
+	cdknag.NagSuppressions_AddResourceSuppressions(relayFn.Role(), &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("AwsSolutions-IAM5"),
+		Reason: jsii.String("dynamodb:ListStreams, which CDK's DynamoEventSource grants for the outbox stream's mapping, " +
+			"supports no resource-level permissions, so its resource is *; every other statement names its resource."),
+		AppliesTo: &[]any{"Resource::*"},
+	}}, jsii.Bool(true))
+	ob.GrantStage(orders)
+	orders.AddEnvironment(jsii.String("ORDER_ACCEPTED_QUEUE"), accepted.QueueUrl(), nil)
+	awscdk.NewCfnOutput(stack, jsii.String("AcceptedQueueUrl"), &awscdk.CfnOutputProps{
+		Value:       accepted.QueueUrl(),
+		Description: jsii.String("URL of the order accepted FIFO queue, fed through the outbox"),
+	})
+	return nil
 }

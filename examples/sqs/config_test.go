@@ -33,6 +33,17 @@ func TestLoadConfig(t *testing.T) {
 			wantErr: []string{"IDEMPOTENCY_TABLE is not set", "ORDERS_TABLE is not set"},
 		},
 		{
+			name: "the outbox: order accepted events",
+			env:  map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "OUTBOX_TABLE": "outbox", "ORDER_ACCEPTED_QUEUE": "https://q.fifo"},
+			want: settings{Idempotency: idemenv.Settings{Table: "idem", Horizon: 24 * time.Hour}, OrdersTable: "orders",
+				OutboxTable: "outbox", AcceptedQueue: "https://q.fifo"},
+		},
+		{
+			name:    "an outbox without its queue",
+			env:     map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "OUTBOX_TABLE": "outbox"},
+			wantErr: []string{"OUTBOX_TABLE and ORDER_ACCEPTED_QUEUE go together"},
+		},
+		{
 			name:    "TTL not a duration",
 			env:     map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "IDEMPOTENCY_TTL": "4 days"},
 			wantErr: []string{`IDEMPOTENCY_TTL="4 days" is not a Go duration`},

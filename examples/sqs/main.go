@@ -7,6 +7,7 @@
 //
 //	IDEMPOTENCY_TABLE          the idempotency table (required)
 //	ORDERS_TABLE               the orders table, partition key id (S) (required)
+//	OUTBOX_TABLE, ORDER_ACCEPTED_QUEUE  the outbox table and the FIFO queue of "order accepted" events (both or neither)
 //	IDEMPOTENCY_TTL            the retry horizon, a Go duration (default 24h)
 //	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see examples/internal/idemenv)
 //	AWS_ENDPOINT_URL_DYNAMODB  another DynamoDB endpoint (LocalStack), read by the SDK
@@ -54,7 +55,8 @@ func setup(ctx context.Context, logger *slog.Logger) (func(context.Context, even
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
-	store, err := dynamostore.New(dynamodb.NewFromConfig(awsCfg), cfg.Idempotency.Table, cfg.Idempotency.StoreOptions)
+	store, err := dynamostore.New(dynamodb.NewFromConfig(awsCfg), cfg.Idempotency.Table, cfg.Idempotency.StoreOptions,
+		func(o *dynamostore.Options) { o.OutboxTable = cfg.OutboxTable })
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +72,7 @@ func setup(ctx context.Context, logger *slog.Logger) (func(context.Context, even
 	if err != nil {
 		return nil, err
 	}
-	return orders.NewBatchHandler(guard, orders.Handler{Table: cfg.OrdersTable}, func(o *sqsbatch.Options) {
+	return orders.NewBatchHandler(guard, orders.Handler{Table: cfg.OrdersTable, Accepted: cfg.AcceptedQueue}, func(o *sqsbatch.Options) {
 		o.Logger = logger
 	})
 }

@@ -2,6 +2,7 @@ package orders
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/sqsbatch"
 )
 
@@ -20,6 +22,19 @@ const Operation = "CreateOrder"
 type Handler struct {
 	// Table is the orders table.
 	Table string
+	// Accepted, if set, is the URL of an SQS FIFO queue that hears of every
+	// accepted order: the handler stages an "order accepted" event for it in
+	// the outbox, so that the event is committed with the order (both or
+	// neither) and published by the relay (examples/relay). The store needs
+	// dynamostore.Options.OutboxTable.
+	Accepted string
+}
+
+// AcceptedEvent is the body of the "order accepted" event.
+type AcceptedEvent struct {
+	Event   string `json:"event"` // "OrderAccepted"
+	OrderID string `json:"order_id"`
+	Total   int64  `json:"total"`
 }
 
 // Handle processes one order message: it validates the body and stages
@@ -31,11 +46,24 @@ func (h Handler) Handle(ctx context.Context, m events.SQSMessage) error {
 	if err != nil {
 		return err
 	}
-	return dynamostore.Stage(ctx, types.Put{
+	if err := dynamostore.Stage(ctx, types.Put{
 		TableName:           aws.String(h.Table),
 		Item:                o.Item(),
 		ConditionExpression: aws.String("attribute_not_exists(id)"),
-	})
+	}); err != nil {
+		return err
+	}
+	if h.Accepted == "" {
+		return nil
+	}
+	body, err := json.Marshal(AcceptedEvent{Event: "OrderAccepted", OrderID: o.ID, Total: o.Total})
+	if err != nil {
+		return err
+	}
+	// The queue deduplicates on the message's id (the operation key and its
+	// position), so the relay's resends after a crash reach it once.
+	_, err = outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: h.Accepted, GroupID: o.ID, Body: string(body)})
+	return err
 }
 
 // Configure sets the batch options of the orders consumer: the key is the
