@@ -51,6 +51,10 @@ const (
 	// ContextVerifyStack, "true", adds the stack of the tables `make
 	// aws-verify`'s checks run on ([NewVerifyStack]). Default false.
 	ContextVerifyStack = "verifyStack"
+	// ContextSealing, "true", seals the payments function's stored outcomes
+	// under a KMS key of the stack (see [PaymentsProps.Sealing]). Default
+	// false.
+	ContextSealing = "sealing"
 )
 
 // Defaults of [Config], relative to the cdk/ folder (the app's working
@@ -109,6 +113,9 @@ type Config struct {
 	StackSuffix string
 	// VerifyStack adds the verify stack ([ContextVerifyStack]).
 	VerifyStack bool
+	// Sealing seals the payments outcomes under a KMS key
+	// ([ContextSealing]); default false.
+	Sealing bool
 }
 
 // stackSuffix is what [ContextStackSuffix] accepts.
@@ -214,6 +221,15 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 			return c, fmt.Errorf("context %q: %w", ContextVerifyStack, err)
 		}
 	}
+	sealing, err := str(ContextSealing)
+	if err != nil {
+		return c, err
+	}
+	if sealing != "" {
+		if c.Sealing, err = strconv.ParseBool(sealing); err != nil {
+			return c, fmt.Errorf("context %q: %w", ContextSealing, err)
+		}
+	}
 	httpAPI, err := str(ContextHTTPAPI)
 	if err != nil {
 		return c, err
@@ -248,6 +264,7 @@ func Build(app awscdk.App) error {
 		AllowUnauthenticated: c.PublicAPI,
 		TTL:                  c.PaymentsTTL,
 		DestroyTables:        c.DestroyTables,
+		Sealing:              c.Sealing,
 	}); err != nil {
 		return err
 	}

@@ -35,12 +35,14 @@ func TestConfigFromContext(t *testing.T) {
 				"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments, admin",
 				"paymentsTtl": "48h", "destroyTables": "true", "arch": "amd64", "httpApi": "false", "publicApi": "true",
 				"stackSuffix": "-v1a2b", "verifyStack": "true",
+				"sealing": "true",
 			},
 			want: stacks.Config{
 				PaymentsZip: "/tmp/p.zip", OrdersZip: "/tmp/o.zip",
 				JWTIssuer: "https://issuer.example.com/", JWTAudience: []string{"payments", "admin"},
 				PaymentsTTL: 48 * time.Hour, DestroyTables: true, Arch: "amd64", HTTPAPI: false, PublicAPI: true,
 				StackSuffix: "-v1a2b", VerifyStack: true,
+				Sealing: true,
 			},
 		},
 		{

@@ -40,6 +40,8 @@ func TestAppPassesCdkNag(t *testing.T) {
 	for name, context := range map[string]map[string]any{
 		"deployed, JWT authorizer": {"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments"},
 		"no HTTP API, amd64":       {"httpApi": "false", "arch": "amd64"},
+		"sealing on, throwaway tables": {"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments",
+			"sealing": "true", "destroyTables": "true"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			all := nagApp(t, context)

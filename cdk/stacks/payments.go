@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -87,7 +88,19 @@ type PaymentsProps struct {
 	// deletion protection off (for throwaway deployments such as LocalStack).
 	// Default RETAIN with deletion protection.
 	DestroyTables bool
+	// Sealing seals stored outcomes under a KMS key of the stack (key
+	// rotation on, alias [PaymentsSealingAlias]; retained with the tables
+	// unless DestroyTables), bound with [lambdaidemcdk.BindSealing]: the
+	// function may generate and decrypt data keys under it only with the
+	// Sealer's encryption context. Default false.
+	Sealing bool
 }
+
+// PaymentsSealingAlias returns the alias of the outcome key of the payments
+// stack stackID ([PaymentsProps.Sealing]), by which the function finds the
+// key: one per stack, so that copies side by side ([ContextStackSuffix]) do
+// not collide.
+func PaymentsSealingAlias(stackID string) string { return "alias/" + stackID + "-outcomes" }
 
 // NewPaymentsStack creates the payments stack: an HTTP API with POST /payments
 // and GET /payments/{id} routed to the payments function (provided.al2023,
@@ -148,6 +161,18 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 	}
 	if _, err := idem.Bind(fn, ttl); err != nil {
 		return nil, err
+	}
+	if props.Sealing {
+		key := awskms.NewKey(stack, jsii.String("OutcomeKey"), &awskms.KeyProps{
+			Description:       jsii.String("Seals the payments function's stored idempotency outcomes"),
+			EnableKeyRotation: jsii.Bool(true),
+			RemovalPolicy:     removalPolicy(props.DestroyTables),
+			PendingWindow:     awscdk.Duration_Days(jsii.Number(30)),
+		})
+		alias := key.AddAlias(jsii.String(PaymentsSealingAlias(id)))
+		if _, err := lambdaidemcdk.BindSealing(fn, lambdaidemcdk.SealingProps{Key: alias}); err != nil {
+			return nil, err
+		}
 	}
 
 	awscdk.NewCfnOutput(stack, jsii.String("PaymentsFunctionName"), &awscdk.CfnOutputProps{

@@ -88,6 +88,38 @@ func TestPaymentsStack(t *testing.T) {
 	assert.Equal(t, cdktest.Ref(fn.LogicalID), tmpl.Output(t, "PaymentsFunctionName"))
 }
 
+// With sealing on, the function may use the stack's outcome key exactly as
+// kmsseal does (lambdaidemcdk.BindSealing) and finds it by its alias.
+func TestPaymentsStackWithSealing(t *testing.T) {
+	tmpl := newPayments(t, stacks.PaymentsProps{AllowUnauthenticated: true, Sealing: true})
+	key := tmpl.One(t, "AWS::KMS::Key", "OutcomeKey")
+	assert.Equal(t, true, key.Properties["EnableKeyRotation"])
+	assert.Equal(t, "Retain", key.DeletionPolicy, "outcomes stay readable while the table is kept")
+	alias := tmpl.One(t, "AWS::KMS::Alias", "OutcomeKey")
+	assert.Equal(t, "alias/payments-outcomes", alias.Properties["AliasName"])
+
+	payments := tmpl.One(t, "AWS::DynamoDB::Table", "PaymentsTable")
+	idem := tmpl.One(t, "AWS::DynamoDB::Table", "IdempotencyTable")
+	keyArn := cdktest.GetAtt(key.LogicalID, "Arn")
+	purpose := map[string]any{"StringEquals": map[string]any{"kms:EncryptionContext:purpose": "lambdaidem-outcome"}}
+	assert.ElementsMatch(t, []cdktest.Statement{
+		{Effect: "Allow", Actions: []string{"dynamodb:PutItem"}, Resources: []any{cdktest.GetAtt(payments.LogicalID, "Arn")}},
+		{Effect: "Allow", Actions: []string{"dynamodb:GetItem"}, Resources: []any{cdktest.GetAtt(payments.LogicalID, "Arn")}},
+		{Effect: "Allow", Actions: storeActions, Resources: []any{cdktest.GetAtt(idem.LogicalID, "Arn")}},
+		{Effect: "Allow", Actions: []string{"kms:GenerateDataKey"}, Resources: []any{keyArn}, Condition: purpose},
+		{Effect: "Allow", Actions: []string{"kms:Decrypt"}, Resources: []any{keyArn}, Condition: purpose},
+		{Effect: "Allow", Actions: []string{"kms:DescribeKey"}, Resources: []any{keyArn}},
+		logsStatement(t, tmpl, "PaymentsFunction"), xrayStatement,
+	}, tmpl.Statements())
+	assertNoWildcards(t, tmpl)
+	vars := tmpl.One(t, "AWS::Lambda::Function", "PaymentsFunction").Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+	assert.Equal(t, "alias/payments-outcomes", vars["IDEMPOTENCY_SEAL_KEY"])
+	assert.Equal(t, `{"purpose":"lambdaidem-outcome"}`, vars["IDEMPOTENCY_SEAL_CONTEXT"])
+
+	plain := newPayments(t, stacks.PaymentsProps{AllowUnauthenticated: true})
+	assert.Empty(t, plain.OfType("AWS::KMS::Key"), "no key unless sealing is on")
+}
+
 func TestPaymentsStackRefusesAPublicAPIUnlessOptedOut(t *testing.T) {
 	_, err := stacks.NewPaymentsStack(cdktest.NewApp(t, nil), "payments", stacks.PaymentsProps{CodeZip: cdktest.DummyZip(t)})
 	assert.EqualError(t, err, "payments: the HTTP API would let anyone POST /payments: configure a JWT authorizer "+

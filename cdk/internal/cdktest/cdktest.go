@@ -172,6 +172,7 @@ type Statement struct {
 	Effect    string
 	Actions   []string
 	Resources []any
+	Condition map[string]any // nil without one
 }
 
 // Equal reports whether st and o are the same statement.
@@ -200,6 +201,7 @@ func PolicyStatements(p Resource) []Statement {
 			st.Actions = append(st.Actions, a.(string))
 		}
 		st.Resources = list(m["Resource"])
+		st.Condition, _ = m["Condition"].(map[string]any)
 		out = append(out, st)
 	}
 	return out
