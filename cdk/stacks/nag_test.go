@@ -21,6 +21,9 @@ func nagApp(t *testing.T, context map[string]any) map[string]awscdk.Stack {
 	t.Helper()
 	zip := cdktest.DummyZip(t)
 	context["paymentsZip"], context["ordersZip"] = zip, zip
+	if context["relayZip"] != nil {
+		context["relayZip"] = zip
+	}
 	app := cdktest.NewApp(t, context)
 	require.NoError(t, stacks.Build(app))
 	out := map[string]awscdk.Stack{}
@@ -39,13 +42,19 @@ func nagApp(t *testing.T, context map[string]any) map[string]awscdk.Stack {
 func TestAppPassesCdkNag(t *testing.T) {
 	for name, context := range map[string]map[string]any{
 		"deployed, JWT authorizer": {"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments"},
-		"no HTTP API, amd64":       {"httpApi": "false", "arch": "amd64"},
+		"with the outbox relay and the verify stack, side by side": {"jwtIssuer": "https://issuer.example.com/",
+			"jwtAudience": "payments", "relayZip": "dummy", "verifyStack": "true", "stackSuffix": "-nag"},
+		"no HTTP API, amd64": {"httpApi": "false", "arch": "amd64"},
 		"sealing on, throwaway tables": {"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments",
 			"sealing": "true", "destroyTables": "true"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			all := nagApp(t, context)
-			assert.ElementsMatch(t, []string{stacks.PaymentsStackID, stacks.OrdersStackID}, keys(all))
+			want := []string{stacks.PaymentsStackID, stacks.OrdersStackID}
+			if context["verifyStack"] != nil {
+				want = []string{stacks.PaymentsStackID + "-nag", stacks.OrdersStackID + "-nag", stacks.VerifyStackID + "-nag"}
+			}
+			assert.ElementsMatch(t, want, keys(all))
 			for id, stack := range all {
 				assert.Empty(t, cdktest.Nag(t, stack), id)
 			}
