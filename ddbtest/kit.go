@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -106,3 +107,23 @@ func (k *Kit) CreateTable(ctx context.Context, name, keyAttr string) error {
 // Close stops the in-process endpoint of a Kit from [OpenKit]. It does
 // nothing for one from [NewKit], whose test's end stops it.
 func (k *Kit) Close() { k.close() }
+
+// Contend gives every call to the kit's in-process endpoint DynamoDB's
+// order of latency (5 ms before it is served, all calls at once), so that
+// contenders released together really race. Without it the emulator
+// answers in microseconds, one request at a time, and the first contender
+// often commits before the others have claimed: a race test then sees
+// replays and proves nothing about the race. With it every contender's
+// claim reaches the record while the first one's is still running, as in
+// DynamoDB: in claim-first mode the others are refused as in progress, in
+// optimistic mode each runs its handler and one commit stands. On an
+// external endpoint, which has latency of its own, it does nothing.
+func (k *Kit) Contend() {
+	if p := k.Endpoint.Proxy; p != nil {
+		p.SetLatency(contendLatency)
+	}
+}
+
+// contendLatency is the latency [Kit.Contend] adds: DynamoDB answers
+// single-digit milliseconds.
+const contendLatency = 5 * time.Millisecond
