@@ -132,7 +132,7 @@ bench-managed:
 
 ## chaos: the long randomized fault-injection run (~20 min on a shared 2-core machine; a bounded run is part of make test)
 chaos:
-	cd dev/chaos && $(GO) run ./cmd/chaos -ops 20000 -seed $${CHAOS_SEED:-42} -powertools 20
+	cd dev/chaos && $(GO) run ./cmd/chaos -ops 20000 -seed $${CHAOS_SEED:-42} -powertools 20 -outbox
 
 ## fuzz: each fuzz target for FUZZTIME (seed corpora run in make test)
 FUZZTIME ?= 10s

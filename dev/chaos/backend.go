@@ -10,6 +10,7 @@ import (
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 )
 
 // Backend is a store under test and the means to read its tables back.
@@ -150,6 +151,12 @@ func (b *MemBackend) Stage(ctx context.Context, key, run string) error {
 		return nil
 	}
 	return memstore.Stage(ctx, memstore.Put{Table: effectTable, Key: effectID(key, run), Value: []byte(run)})
+}
+
+// Relay publishes the committed outbox messages with memstore's relay.
+func (b *MemBackend) Relay(ctx context.Context, p outbox.Publisher) error {
+	_, err := b.store.Relay(ctx, time.Now(), p)
+	return err
 }
 
 func (b *MemBackend) Snapshot(ctx context.Context) (Snapshot, error) {

@@ -45,6 +45,11 @@ type Config struct {
 	// Timeout is each invocation's deadline on the (virtual) clock, as
 	// Lambda's function timeout. Default 6s.
 	Timeout time.Duration
+	// Outbox, when set, has every handler run also stage an outbox message
+	// naming its run, and a relay publish the committed messages while the
+	// run goes on and after the drain (see outbox.go). The backend must be
+	// an [Outboxer]. Default false.
+	Outbox bool
 }
 
 func (c *Config) setDefaults() error {
@@ -202,6 +207,10 @@ type run struct {
 	requested map[string]int // key → its index, for its kind
 	problems  []string
 	jumps     int
+
+	deliveries map[string][]delivery // key → what the relay published for it
+	publishes  atomic.Int64
+	relayCalm  atomic.Bool // the faults are over: the relay no longer crashes
 }
 
 // instance is one worker: a Lambda instance with its own skewed clock and
@@ -244,6 +253,7 @@ func Run(ctx context.Context, backend Backend, cfg Config) (*Report, error) {
 	r.instances = instances
 
 	start := time.Now()
+	stopRelay := r.startRelay(ctx)
 	ops := make(chan int)
 	var wg sync.WaitGroup
 	for _, in := range instances {
@@ -265,6 +275,8 @@ func Run(ctx context.Context, backend Backend, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	drainRetries := r.drain(ctx, instances[0])
+	stopRelay()
+	r.finishRelay(ctx)
 	final, err := backend.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -407,6 +419,8 @@ func (r *run) invoke(ctx context.Context, in *instance, k int, key, runPrefix st
 				return Receipt{}, errTransient
 			}
 		} else if err := r.backend.Stage(ctx, key, run); err != nil {
+			return Receipt{}, err
+		} else if err := r.stageMessage(ctx, key, run); err != nil {
 			return Receipt{}, err
 		} else {
 			runs = append(runs, run)
@@ -592,6 +606,7 @@ func (r *run) report(quiet, final Snapshot) *Report {
 	if c, ok := r.backend.(interface{ Conflicts() int }); ok {
 		rep.Conflicts = c.Conflicts()
 	}
+	r.reportOutbox(rep, keys, final, violate)
 	var problem string
 	rep.Checked, problem = r.hist.checkLinearizable(time.Minute)
 	rep.Linearizable = problem == ""

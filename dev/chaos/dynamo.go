@@ -19,7 +19,9 @@ import (
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/dynamostore/relay"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 )
 
 // DynamoOptions configure a [DynamoBackend]. The zero value is valid.
@@ -58,6 +60,7 @@ type DynamoBackend struct {
 	store     *dynamostore.Store
 	table     string
 	effects   string
+	outbox    string // "" with the caller's tables (DynamoOptions.Table): no outbox
 }
 
 // heldBodies are the request bodies the transport asked the proxy to hold
@@ -118,14 +121,15 @@ func NewDynamoBackend(ctx context.Context, optFns ...func(*DynamoOptions)) (*Dyn
 	} else {
 		suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
 		b.table, b.effects = "chaos-idempotency-"+suffix, "chaos-effects-"+suffix
-		for _, t := range []string{b.table, b.effects} {
+		b.outbox = "chaos-outbox-" + suffix
+		for _, t := range []string{b.table, b.effects, b.outbox} {
 			if err := ddbtest.CreateTable(ctx, b.client, t); err != nil {
 				b.Close()
 				return nil, err
 			}
 		}
 	}
-	store, err := dynamostore.New(b.client, b.table)
+	store, err := dynamostore.New(b.client, b.table, func(o *dynamostore.Options) { o.OutboxTable = b.outbox })
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -325,4 +329,29 @@ func errorResponse(req *http.Request, status int, code, msg string) *http.Respon
 		ContentLength: int64(len(body)),
 		Request:       req,
 	}
+}
+
+// Relay publishes the unpublished outbox items through p with
+// dynamostore/relay (its GetItem and UpdateItem go through the faulty
+// transport too), as the relay does for each record of the outbox table's
+// stream; the scan stands in for the stream. It returns the first error.
+func (b *DynamoBackend) Relay(ctx context.Context, p outbox.Publisher) error {
+	if b.outbox == "" {
+		return errors.New("chaos: the caller's tables have no outbox")
+	}
+	rl, err := relay.New(b.client, b.outbox, p)
+	if err != nil {
+		return err
+	}
+	var keys []string
+	err = b.scan(ctx, b.outbox, func(item map[string]types.AttributeValue) error {
+		if attrS(item, "status") == "PENDING" {
+			keys = append(keys, attrS(item, "id"))
+		}
+		return nil
+	})
+	for _, k := range keys {
+		err = errors.Join(err, rl.Publish(ctx, k))
+	}
+	return err
 }

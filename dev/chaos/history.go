@@ -41,10 +41,11 @@ import (
 type answer int
 
 const (
-	answerOK       answer = iota // a success reporting a run
-	answerRefused                // a refusal with no effect
-	answerUnknown                // an error that may hide a commit
-	answerObserved               // the table read after the drain
+	answerOK        answer = iota // a success reporting a run
+	answerRefused                 // a refusal with no effect
+	answerUnknown                 // an error that may hide a commit
+	answerObserved                // the table read after the drain
+	answerDelivered               // the relay published the outbox message of a run
 )
 
 // histInput is what a request asked: its key, and the runs of its own
@@ -140,6 +141,14 @@ var contract = porcupine.NondeterministicModel{
 				}
 			}
 			return next
+		case answerDelivered:
+			// A published message is the committed run's: a message of a
+			// run that never committed, or published before its commit,
+			// has no place in any order.
+			if committed == out.run && committed != "" {
+				return []any{committed}
+			}
+			return nil
 		case answerObserved:
 			if committed == out.run {
 				return []any{committed}
@@ -201,5 +210,5 @@ func describeKeyHistory(ops []porcupine.Operation) string {
 }
 
 func (a answer) String() string {
-	return [...]string{"ok", "refused", "unknown", "observed"}[a]
+	return [...]string{"ok", "refused", "unknown", "observed", "delivered"}[a]
 }

@@ -30,6 +30,11 @@ type Report struct {
 	// Unclassified counts requests that ended in an error matching none of
 	// the conditions a caller can act on (an adapter's HTTP 500).
 	Unclassified int
+	// OutboxDeliveries is how many outbox messages the relay published
+	// (Config.Outbox), OutboxRepublished how many of them repeated an id
+	// already published (a crash or a lost answer between publish and
+	// mark): a consumer deduplicates those on the id.
+	OutboxDeliveries, OutboxRepublished int
 	// Checked is how many requests (and end-of-run reads) the
 	// linearizability check verified; Linearizable is its verdict.
 	Checked      int
@@ -65,6 +70,9 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "\n  duplicates %d, lost %d, mismatched responses %d, stuck records %d, unclassified errors (500) %d\n",
 		r.Duplicates, r.Lost, r.Mismatched, r.Stuck, r.Unclassified)
+	if r.OutboxDeliveries > 0 {
+		fmt.Fprintf(&b, "  outbox: %d messages published, %d of them again with the same id\n", r.OutboxDeliveries, r.OutboxRepublished)
+	}
 	fmt.Fprintf(&b, "  linearizability (porcupine, per key, against the contract): %d operations, linearizable %v\n",
 		r.Checked, r.Linearizable)
 	for _, v := range r.Violations {

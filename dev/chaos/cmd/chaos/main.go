@@ -30,6 +30,7 @@ func run() int {
 	flag.IntVar(&cfg.Workers, "workers", 16, "concurrent workers (Lambda instances)")
 	flag.IntVar(&cfg.Keys, "keys", 9, "keys contended for at a time")
 	flag.Float64Var(&cfg.FaultRate, "rate", 0.5, "share of operations that draw a fault")
+	flag.BoolVar(&cfg.Outbox, "outbox", false, "every run also stages an outbox message, and a relay publishes them (checked, and in the linearizability model)")
 	backends := flag.String("backend", "all", "memstore, dynamo, emulator (dynamo with the emulator's departures), or all")
 	endpoint := flag.String("endpoint", "", "a DynamoDB-compatible endpoint instead of the in-process emulator")
 	powertools := flag.Int("powertools", 20, "keys for the crash-after-business-write comparison with Powertools (0: skip)")
