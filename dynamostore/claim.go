@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -12,14 +13,16 @@ import (
 )
 
 // Claim makes c.Token the owner of the record c.Key with one conditional
-// UpdateItem. The condition admits an absent record and an in-progress one
-// whose lease ended before c.Now (a takeover: the attempt count goes up by
-// one and the creation time is kept), unless its owner marked an external
-// effect (MarkExternal). The update asks for
+// UpdateItem. The condition (claimCondition) admits an absent record and
+// an in-progress one that lambdaidem.Judge says a claim takes over: its
+// lease lapsed, its owner cannot be running any more (its hold ended) and
+// it marked no external effect (MarkExternal); the attempt count goes up by
+// one and the creation time is kept. The update asks for
 // ReturnValuesOnConditionCheckFailure ALL_OLD; when the refusal carries no
 // item, Claim reads the record with a strongly consistent GetItem.
 //
-// A record that has expired but that DynamoDB has not deleted yet is absent
+// A record that has expired (lambdaidem.VerdictExpired: past its
+// expiration and not held) but that DynamoDB has not deleted yet is absent
 // by contract, and claiming it starts the operation afresh: one attempt,
 // created now. An update expression cannot restart the counters only for
 // an expired item, so the UpdateItem excludes expired records and a refusal
@@ -27,6 +30,7 @@ import (
 // only case in which Claim makes two calls).
 func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Record, bool, error) {
 	rec, ok, err := s.claimOrTakeOver(ctx, c)
+	// Past its expiration but perhaps held: replaceCondition decides.
 	if err != nil || ok || !rec.Exists() || rec.Live(c.Now) {
 		return rec, ok, err
 	}
@@ -64,9 +68,12 @@ func (s *Store) claimInput(c lambdaidem.Claim) *dynamodb.UpdateItemInput {
 		":inProgress": str(string(lambdaidem.StatusInProgress)),
 		":nowMs":      num(ceilMilli(c.Now)),
 		":nowSec":     num(ceilSec(c.Now)),
+		":sinceMs":    num(ceilMilli(c.Now.Add(-c.Window))),
 		":token":      str(c.Token),
 		":lease":      num(c.LeaseUntil.UnixMilli()),
 		":expiration": num(c.ExpiresAt.Unix()),
+		":renews":     &types.AttributeValueMemberBOOL{Value: c.Renews},
+		":holdUntil":  num(holdOf(c).UnixMilli()),
 		":createdAt":  num(c.Now.UnixMilli()),
 		":zero":       num(0),
 		":one":        num(1),
@@ -104,10 +111,25 @@ func (s *Store) claimExpiredInput(c lambdaidem.Claim) *dynamodb.PutItemInput {
 	item[o.InProgressExpirationAttr] = num(c.LeaseUntil.UnixMilli())
 	item[o.ExpirationAttr] = num(c.ExpiresAt.Unix())
 	item[o.CreatedAtAttr] = num(c.Now.UnixMilli())
+	item[o.RenewsAttr] = &types.AttributeValueMemberBOOL{Value: c.Renews}
+	item[o.HoldUntilAttr] = num(holdOf(c).UnixMilli())
 	if c.Fingerprint != "" {
 		item[o.ValidationAttr] = str(c.Fingerprint)
 	}
-	return s.putInput(item, s.x.replace, map[string]types.AttributeValue{":nowSec": num(ceilSec(c.Now))})
+	return s.putInput(item, s.x.replace, claimableValues(c.Now, c.Window))
+}
+
+// claimableValues are the values of the claimable conditions
+// (replaceCondition, optimisticCommitCondition) at now with the
+// claimant's window.
+func claimableValues(now time.Time, window time.Duration) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		":inProgress": str(string(lambdaidem.StatusInProgress)),
+		":completed":  str(string(lambdaidem.StatusCompleted)),
+		":nowMs":      num(ceilMilli(now)),
+		":nowSec":     num(ceilSec(now)),
+		":sinceMs":    num(ceilMilli(now.Add(-window))),
+	}
 }
 
 // refused turns the error of a conditional write into the Store result: a
@@ -135,4 +157,13 @@ func (s *Store) current(ctx context.Context, op, key string, old map[string]type
 		return lambdaidem.Record{}, wrapErr(op, err)
 	}
 	return rec, nil
+}
+
+// holdOf is the hold claim c writes: c.HoldUntil, never before its lease
+// ends (lambdaidem.HoldUntil reads it so).
+func holdOf(c lambdaidem.Claim) time.Time {
+	if c.HoldUntil.Before(c.LeaseUntil) {
+		return c.LeaseUntil
+	}
+	return c.HoldUntil
 }

@@ -79,11 +79,7 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 func (s *Store) commitInput(c lambdaidem.Commit) *dynamodb.PutItemInput {
 	item := s.codec.completed(c)
 	if c.Claim {
-		return s.putInput(item, s.x.optimisticCommit, map[string]types.AttributeValue{
-			":inProgress": str(string(lambdaidem.StatusInProgress)),
-			":nowMs":      num(ceilMilli(c.Now)),
-			":nowSec":     num(ceilSec(c.Now)),
-		})
+		return s.putInput(item, s.x.optimisticCommit, claimableValues(c.Now, c.Window))
 	}
 	return s.putInput(item, s.x.commit, fenceValues(c.Token))
 }

@@ -17,22 +17,39 @@ const (
 	// absent: no record under the key.
 	absent = "attribute_not_exists(#key)"
 
-	// leaseLapsed: a record in progress whose owner's lease ended before
-	// now, with no external effect begun: the record a takeover may claim.
-	leaseLapsed = "#status = :inProgress AND #lease < :nowMs AND attribute_not_exists(#external)"
+	// held says lambdaidem.OwnerMayRun of an INPROGRESS or UNKNOWN record:
+	// its lease or its recorded hold has not ended, or, on a record
+	// written without a hold (before the hold was recorded), its last
+	// sign of life (its last renewal, else its lease end) is within the
+	// claimant's window: :sinceMs is now minus Claim.Window, rounded up.
+	held = "(#lease >= :nowMs OR #holdUntil >= :nowMs OR (attribute_not_exists(#holdUntil) AND" +
+		" (#renewedAt >= :sinceMs OR (attribute_not_exists(#renewedAt) AND #lease >= :sinceMs))))"
+
+	// takeable: an in-progress record without an external effect whose
+	// owner cannot be running any more (lambdaidem.VerdictTakeOver, or
+	// VerdictExpired once past its expiration). Its lease has lapsed: a
+	// lease that runs is held.
+	takeable = "#status = :inProgress AND attribute_not_exists(#external) AND NOT " + held
+
+	// expired: past the record's expiration. UNKNOWN and external records
+	// never expire (they have no expiration, or one written before that
+	// rule, which the conditions that use expired exclude by status).
+	expired = "#expiration < :nowSec"
 
 	// claimCondition admits a claim's UpdateItem: an absent record, or a
-	// live one whose lease lapsed (a takeover). An expired record is left
-	// to replaceCondition: an update cannot restart its counters.
-	claimCondition = absent + " OR (#expiration >= :nowSec AND " + leaseLapsed + ")"
+	// live takeable one (lambdaidem.VerdictTakeOver). An expired record is
+	// left to replaceCondition: an update cannot restart its counters.
+	claimCondition = absent + " OR (#expiration >= :nowSec AND " + takeable + ")"
 
 	// replaceCondition admits the PutItem that writes a fresh claim over an
-	// absent or expired record.
-	replaceCondition = absent + " OR #expiration < :nowSec"
+	// absent or expired record (lambdaidem.VerdictExpired): a COMPLETED
+	// record past its expiration, or a takeable one.
+	replaceCondition = absent + " OR (" + expired + " AND (#status = :completed OR (" + takeable + ")))"
 
 	// optimisticCommitCondition admits a commit that claims as it commits
-	// (Claim set on the Commit): absent, expired, or its lease lapsed.
-	optimisticCommitCondition = replaceCondition + " OR (" + leaseLapsed + ")"
+	// (Claim set on the Commit): any claimable verdict, absent, expired or
+	// takeable.
+	optimisticCommitCondition = absent + " OR (" + expired + " AND #status = :completed) OR (" + takeable + ")"
 
 	// fenceCondition: the attempt's own record, in progress or unknown. A
 	// commit and a release are fenced on it.
@@ -42,14 +59,16 @@ const (
 	// marks are fenced on it.
 	runningCondition = "#attempt = :token AND #status = :inProgress"
 
-	// renewCondition admits a renewal while the record runs and neither
-	// its lease nor its TTL has ended, so that a lease the claim would take
-	// over is never revived.
-	renewCondition = runningCondition + " AND #lease >= :nowMs AND #expiration >= :nowSec"
+	// renewCondition admits a renewal while the record runs and its lease
+	// has not ended, so that a lease a claim could take over is never
+	// revived (a running lease is held).
+	renewCondition = runningCondition + " AND #lease >= :nowMs"
 
-	// claimSet is what a claim writes: the owner, its lease and TTL, the
-	// creation time of the first claim and one more attempt.
+	// claimSet is what a claim writes: the owner, its lease, hold and TTL,
+	// whether it renews, the creation time of the first claim and one more
+	// attempt.
 	claimSet = "SET #status = :inProgress, #attempt = :token, #lease = :lease, #expiration = :expiration," +
+		" #renews = :renews, #holdUntil = :holdUntil," +
 		" #createdAt = if_not_exists(#createdAt, :createdAt), #attempts = if_not_exists(#attempts, :zero) + :one"
 
 	// claimUpdate is a claim with a request fingerprint; a takeover drops
@@ -59,17 +78,21 @@ const (
 	// claimUpdateUnvalidated is a claim without a fingerprint.
 	claimUpdateUnvalidated = claimSet + " REMOVE #data, #completedAt, #validation"
 
-	// markExternalUpdate marks an external effect begun.
-	markExternalUpdate = "SET #external = :true"
+	// markExternalUpdate marks an external effect begun; the record no
+	// longer expires.
+	markExternalUpdate = "SET #external = :true REMOVE #expiration"
 
-	// markUnknownUpdate moves the record to unknown, remembered until
-	// :expiration.
-	markUnknownUpdate = "SET #status = :unknown, #expiration = :expiration"
+	// markUnknownUpdate moves the record to unknown, kept until resolved.
+	markUnknownUpdate = "SET #status = :unknown REMOVE #expiration"
 
-	// renewUpdate sets the new lease, the TTL that outlasts it and the
-	// renewal time; every other attribute (the external mark included) is
-	// kept.
-	renewUpdate = "SET #lease = :lease, #expiration = :expiration, #renewedAt = :renewedAt"
+	// renewUpdate sets the new lease, the hold and TTL that outlast it and
+	// the renewal time; every other attribute (the external mark included)
+	// is kept.
+	renewUpdate = "SET #lease = :lease, #expiration = :expiration, #renewedAt = :renewedAt, #holdUntil = :holdUntil"
+
+	// renewExternalUpdate is the renewal of a record its owner marked
+	// external: no expiration.
+	renewExternalUpdate = "SET #lease = :lease, #renewedAt = :renewedAt, #holdUntil = :holdUntil REMOVE #expiration"
 )
 
 // attributeNames binds every #name placeholder of the expressions to the
@@ -89,6 +112,8 @@ func attributeNames(o *Options) map[string]string {
 		"#completedAt": o.CompletedAtAttr,
 		"#external":    o.ExternalAttr,
 		"#renewedAt":   o.RenewedAtAttr,
+		"#renews":      o.RenewsAttr,
+		"#holdUntil":   o.HoldUntilAttr,
 	}
 }
 
@@ -104,7 +129,7 @@ type expression struct {
 // the Options.
 type expressions struct {
 	claim, claimUnvalidated, replace, commit, optimisticCommit expression
-	release, markExternal, markUnknown, renew                  expression
+	release, markExternal, markUnknown, renew, renewExternal   expression
 	unchanged, currentRecords                                  expression
 }
 
@@ -128,6 +153,7 @@ func newExpressions(o *Options) expressions {
 		markExternal:     x(runningCondition, markExternalUpdate),
 		markUnknown:      x(runningCondition, markUnknownUpdate),
 		renew:            x(renewCondition, renewUpdate),
+		renewExternal:    x(renewCondition, renewExternalUpdate),
 		unchanged:        x(UnchangedCondition, ""),
 		currentRecords:   x(CurrentRecordsFilter, ""),
 	}

@@ -79,6 +79,7 @@ func namedExpressions(x expressions) []struct {
 		{"mark external (UpdateItem)", x.markExternal},
 		{"mark unknown (UpdateItem)", x.markUnknown},
 		{"renew (UpdateItem)", x.renew},
+		{"renew an external record (UpdateItem)", x.renewExternal},
 		{"Records: resolve, forget (PutItem, DeleteItem)", x.unchanged},
 		{"Records: scan filter", x.currentRecords},
 	}
@@ -127,8 +128,9 @@ func TestRequestPlaceholders(t *testing.T) {
 		put("optimistic commit", s.commitInput(optimistic)),
 		{"release", aws.ToString(release.ConditionExpression), "", release.ExpressionAttributeNames, release.ExpressionAttributeValues},
 		update("mark external", s.markExternalInput(fence)),
-		update("mark unknown", s.markUnknownInput(fence, now.Add(time.Hour))),
-		update("renew", s.renewInput(lambdaidem.Renewal{Key: "ns#k", Token: "tok", Now: now, LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour)})),
+		update("mark unknown", s.markUnknownInput(fence)),
+		update("renew", s.renewInput(lambdaidem.Renewal{Key: "ns#k", Token: "tok", Now: now, LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour), HoldUntil: now.Add(time.Hour)})),
+		update("renew external", s.renewInput(lambdaidem.Renewal{Key: "ns#k", Token: "tok", Now: now, LeaseUntil: now.Add(time.Minute), HoldUntil: now.Add(time.Hour), External: true})),
 		{"Records: unchanged", UnchangedCondition, "", s.x.unchanged.names, unchangedValues(rec)},
 		{"Records: scan filter", CurrentRecordsFilter, "", s.x.currentRecords.names, map[string]types.AttributeValue{":sk": str("IDEMPOTENCY")}},
 	} {

@@ -3,7 +3,6 @@ package dynamostore
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -35,8 +34,8 @@ func (s *Store) releaseInput(f lambdaidem.Fence) *dynamodb.DeleteItemInput {
 	}
 }
 
-// MarkExternal sets the record's external-effect mark with one
-// conditional UpdateItem (markExternalUpdate), fenced on f.Token while the
+// MarkExternal sets the record's external-effect mark and removes its
+// expiration with one conditional UpdateItem (markExternalUpdate), fenced on f.Token while the
 // record is in progress (runningCondition). It returns false, and no error,
 // when the condition fails.
 func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, error) {
@@ -48,13 +47,13 @@ func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, err
 	return fenced("mark external", err)
 }
 
-// MarkUnknown moves the record from in progress to unknown and sets its
-// expiration to expiresAt, with one conditional UpdateItem
-// (markUnknownUpdate) fenced on f.Token while the record is in progress
-// (runningCondition). It returns false, and no error, when the condition
-// fails.
-func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence, expiresAt time.Time) (bool, error) {
-	in := s.markUnknownInput(f, expiresAt)
+// MarkUnknown moves the record from in progress to unknown and removes
+// its expiration (it is kept until resolved), with one conditional
+// UpdateItem (markUnknownUpdate) fenced on f.Token while the record is in
+// progress (runningCondition). It returns false, and no error, when the
+// condition fails.
+func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence) (bool, error) {
+	in := s.markUnknownInput(f)
 	err := s.single(ctx, "mark unknown", s.opts.ConflictRetries, func() error {
 		_, err := s.client.UpdateItem(ctx, in)
 		return err
@@ -68,10 +67,9 @@ func (s *Store) markExternalInput(f lambdaidem.Fence) *dynamodb.UpdateItemInput 
 }
 
 // markUnknownInput is the UpdateItem of MarkUnknown.
-func (s *Store) markUnknownInput(f lambdaidem.Fence, expiresAt time.Time) *dynamodb.UpdateItemInput {
+func (s *Store) markUnknownInput(f lambdaidem.Fence) *dynamodb.UpdateItemInput {
 	return s.markInput(f, s.x.markUnknown, map[string]types.AttributeValue{
-		":unknown":    str(string(lambdaidem.StatusUnknown)),
-		":expiration": num(expiresAt.Unix()),
+		":unknown": str(string(lambdaidem.StatusUnknown)),
 	})
 }
 

@@ -82,6 +82,25 @@ type Options struct {
 	// lambdaidem.ErrEffectRejected.
 	OutboxTable string
 
+	// RenewsAttr records, at claim, whether the owner renews its lease
+	// (lambdaidem.Record.Renews), a Boolean. Default "renews".
+	RenewsAttr string
+
+	// HoldUntilAttr holds until when the owner may still be running
+	// (lambdaidem.HoldUntil), a Number of Unix milliseconds, written at
+	// claim and at every renewal; the claim conditions compare it with the
+	// clock (DynamoDB expressions cannot add a duration to an attribute).
+	// Default "hold_until".
+	HoldUntilAttr string
+
+	// MaxRunTime is what [Records] judges records written without a hold
+	// with (by versions before HoldUntilAttr): their owner is assumed to
+	// renew and to run for MaxRunTime after its last renewal or lease end
+	// (see lambdaidem.HoldUntil). Give it the functions' MaxRunTime. The
+	// Store takes each claimant's instead (lambdaidem.Claim.Window).
+	// Default 30m, lambdaidem's default.
+	MaxRunTime time.Duration
+
 	// ConflictRetries is how many times a claim, a read or a fenced write
 	// (release, mark, renew) is sent again after meeting a transaction conflict
 	// (TransactionConflictException: a transaction in flight was writing
@@ -110,7 +129,7 @@ type Options struct {
 
 func (o *Options) setDefaults() error {
 	names := o.attrNames()
-	defaults := []string{"id", "", "status", "expiration", "in_progress_expiration", "validation", "data", "attempt", "attempts", "created_at", "completed_at", "external", "renewed_at"}
+	defaults := []string{"id", "", "status", "expiration", "in_progress_expiration", "validation", "data", "attempt", "attempts", "created_at", "completed_at", "external", "renewed_at", "renews", "hold_until"}
 	for i, p := range names {
 		if *p.v == "" {
 			*p.v = defaults[i]
@@ -131,6 +150,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.SortKeyAttr == "" {
 		o.SortKeyValue = ""
+	}
+	if o.MaxRunTime < 0 {
+		return fmt.Errorf("dynamostore: MaxRunTime must not be negative, got %v", o.MaxRunTime)
+	}
+	if o.MaxRunTime == 0 {
+		o.MaxRunTime = 30 * time.Minute
 	}
 	if o.ConflictRetries == 0 {
 		o.ConflictRetries = 8
@@ -174,5 +199,7 @@ func (o *Options) attrNames() []namedAttr {
 		{"CompletedAtAttr", &o.CompletedAtAttr},
 		{"ExternalAttr", &o.ExternalAttr},
 		{"RenewedAtAttr", &o.RenewedAtAttr},
+		{"RenewsAttr", &o.RenewsAttr},
+		{"HoldUntilAttr", &o.HoldUntilAttr},
 	}
 }

@@ -85,7 +85,7 @@ func (c codec) decode(item map[string]types.AttributeValue) (lambdaidem.Record, 
 	var r lambdaidem.Record
 	r.Key = d.str(o.KeyAttr, true)
 	r.Status = lambdaidem.Status(d.str(o.StatusAttr, true))
-	r.ExpiresAt = d.time(o.ExpirationAttr, time.Second, true)
+	r.ExpiresAt = d.time(o.ExpirationAttr, time.Second, false)
 	r.Token = d.str(o.AttemptAttr, false)
 	r.Fingerprint = d.str(o.ValidationAttr, false)
 	r.Outcome = d.bytes(o.DataAttr)
@@ -95,12 +95,18 @@ func (c codec) decode(item map[string]types.AttributeValue) (lambdaidem.Record, 
 	r.CompletedAt = d.time(o.CompletedAtAttr, time.Millisecond, false)
 	r.External = d.boolean(o.ExternalAttr)
 	r.RenewedAt = d.time(o.RenewedAtAttr, time.Millisecond, false)
+	r.Renews = d.boolean(o.RenewsAttr)
+	r.HoldUntil = d.time(o.HoldUntilAttr, time.Millisecond, false)
 	if d.err == nil {
 		switch r.Status {
 		case lambdaidem.StatusInProgress, lambdaidem.StatusCompleted, lambdaidem.StatusUnknown:
 		default:
 			d.fail(o.StatusAttr, fmt.Sprintf("unknown status %q", r.Status))
 		}
+	}
+	if _, ok := item[o.ExpirationAttr]; !ok && d.err == nil && r.Status != lambdaidem.StatusUnknown && !r.External {
+		// Only UNKNOWN and external records go without an expiration.
+		d.fail(o.ExpirationAttr, "is missing")
 	}
 	if d.err != nil {
 		return lambdaidem.Record{}, d.err

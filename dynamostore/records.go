@@ -29,14 +29,19 @@ var (
 	// it); nothing was written. Read it again and decide again.
 	ErrRecordChanged = errors.New("dynamostore: record changed since it was read")
 	// ErrNotSettleable: the record is not in a state [Records.Resolve]
-	// settles (UNKNOWN, or in progress with an external effect and a lapsed
-	// lease); nothing was written.
+	// settles (lambdaidem.VerdictReconcile: UNKNOWN, or in progress with an
+	// external effect, its lease lapsed and its owner's hold ended);
+	// nothing was written.
 	ErrNotSettleable = errors.New("dynamostore: record is not unknown")
 	// ErrSealed: the record's outcome is sealed, or its fingerprint keyed,
 	// by the functions' Sealer, and Records has none (Options.Sealer):
 	// it cannot open the outcome, and an outcome it stored unsealed would
 	// not open for the functions. Nothing was written.
 	ErrSealed = errors.New("dynamostore: the record is sealed; give Records the functions' Sealer (the lambdaidem command: --kms-key)")
+	// ErrHeld: the owner of the record may still be running, or its effect
+	// still land (lambdaidem.VerdictHeld); nothing was written. See
+	// [HeldError] for when that ends.
+	ErrHeld = errors.New("dynamostore: record is held by a possibly running owner")
 	// ErrMalformedKey: a string is not a record key
 	// ("<namespace>#<43 base64url characters>", see lambdaidem.RecordKey).
 	ErrMalformedKey = errors.New("dynamostore: malformed record key")
@@ -64,7 +69,7 @@ type RecordsClient interface {
 //	Scan     Scan           parallel segments, strongly consistent pages
 //	Resolve  PutItem        the completed record (done), fenced on the read
 //	         DeleteItem     the record (not done: released, a retry runs again), fenced on the read
-//	Forget   DeleteItem     any record, fenced on the read
+//	Forget   DeleteItem     any record not held, fenced on the read
 type Records struct {
 	conflicts
 	client RecordsClient
@@ -312,20 +317,42 @@ func (r *Records) isRecordItem(item map[string]types.AttributeValue) bool {
 	return ok && sk.Value == r.opts.SortKeyValue
 }
 
-// Settleable reports whether Resolve may settle rec at now: it is UNKNOWN,
-// or in progress with its external-effect mark set and its lease lapsed
-// (its owner died after the effect began, so the record is as good as
-// UNKNOWN). A record in progress whose lease still runs may have a live
-// owner and is never settleable.
-func Settleable(rec lambdaidem.Record, now time.Time) bool {
-	switch rec.Status {
-	case lambdaidem.StatusUnknown:
-		return true
-	case lambdaidem.StatusInProgress:
-		return rec.External && rec.LeaseUntil.Before(now)
-	}
-	return false
+// Judge is what an operator may do with rec at now: lambdaidem.Judge, with
+// Options.MaxRunTime for records written without a hold. Resolve settles
+// only a [lambdaidem.Verdict.Settleable] record, Forget deletes only a
+// [lambdaidem.Verdict.Forgettable] one, unless forced.
+func (r *Records) Judge(rec lambdaidem.Record, now time.Time) lambdaidem.Verdict {
+	return lambdaidem.Judge(rec, now, r.opts.MaxRunTime)
 }
+
+// HoldUntil is until when the owner of rec may still be running
+// (lambdaidem.HoldUntil, with Options.MaxRunTime for records written
+// without a hold).
+func (r *Records) HoldUntil(rec lambdaidem.Record) time.Time {
+	return lambdaidem.HoldUntil(rec, r.opts.MaxRunTime)
+}
+
+// HeldError is what Resolve and Forget return, unforced, for a record whose
+// owner may still be running or whose effect may still land
+// (lambdaidem.VerdictHeld): nothing was written. It matches [ErrHeld].
+type HeldError struct {
+	// Key is the record key.
+	Key string
+	// Status is the record's status.
+	Status lambdaidem.Status
+	// Until is when the owner's hold ends: the record may be settled or
+	// forgotten after it.
+	Until time.Time
+}
+
+// Error says when the record may be settled.
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("dynamostore: record %s (%s) is held: its owner may still be running or its effect still land until %s; settle or forget it after that",
+		e.Key, e.Status, e.Until.UTC().Format(time.RFC3339))
+}
+
+// Unwrap makes the error match ErrHeld.
+func (e *HeldError) Unwrap() error { return ErrHeld }
 
 // Resolution is how [Records.Resolve] settles a record.
 type Resolution struct {
@@ -342,15 +369,24 @@ type Resolution struct {
 	// against which the lease is judged lapsed. Required.
 	Now time.Time
 	// ExpiresAt is when the completed record is forgotten (its TTL); never
-	// earlier than the expiration the record had. Zero keeps it.
+	// earlier than the expiration the record had. Zero keeps it, or, on a
+	// record that has none (UNKNOWN, external), is Now plus 24 hours
+	// (lambdaidem's default retry horizon).
 	ExpiresAt time.Time
+	// Force settles a record that is held (its owner may still be
+	// running, or its effect still land), with the risks that brings: a
+	// not-done lets a retry run the effect again while the earlier one may
+	// still land; a done may be overwritten by nothing, but the owner's own
+	// commit is then fenced out and it replays this outcome.
+	Force bool
 }
 
 // Resolve settles rec, a record as [Records.Read] or [Records.Scan]
 // returned it, fenced on it: if the record changed since it was read the
 // result is an error matching [ErrRecordChanged] and nothing is written. A
-// record that is not [Settleable] at res.Now is refused with
-// [ErrNotSettleable]. Done writes the completed record (one PutItem, with
+// record whose owner may still run at res.Now ([Records.Judge] says held)
+// is refused with a [*HeldError] unless res.Force is set; any other record
+// that is not settleable, with [ErrNotSettleable]. Done writes the completed record (one PutItem, with
 // the owner's token, as a reconcile function's commit does, so that a
 // stalled owner still running is fenced out and replays it); not done
 // deletes it (one DeleteItem).
@@ -358,8 +394,15 @@ func (r *Records) Resolve(ctx context.Context, rec lambdaidem.Record, res Resolu
 	if res.Now.IsZero() {
 		return errors.New("dynamostore: Resolution.Now is required")
 	}
-	if !Settleable(rec, res.Now) {
-		return fmt.Errorf("%w: %s is %s%s", ErrNotSettleable, rec.Key, rec.Status, describeInProgress(rec, res.Now))
+	v := r.Judge(rec, res.Now)
+	uncertain := rec.Status == lambdaidem.StatusUnknown || rec.Status == lambdaidem.StatusInProgress && rec.External
+	switch {
+	case v == lambdaidem.VerdictHeld && uncertain:
+		if !res.Force {
+			return &HeldError{Key: rec.Key, Status: rec.Status, Until: r.HoldUntil(rec)}
+		}
+	case !v.Settleable():
+		return fmt.Errorf("%w: %s is %s%s", ErrNotSettleable, rec.Key, rec.Status, whyNotSettleable(v, rec, r.HoldUntil(rec)))
 	}
 	if !res.Done {
 		return r.deleteUnchanged(ctx, "resolve", rec)
@@ -383,6 +426,9 @@ func (r *Records) Resolve(ctx context.Context, rec lambdaidem.Record, res Resolu
 	expires := rec.ExpiresAt
 	if res.ExpiresAt.After(expires) {
 		expires = res.ExpiresAt
+	}
+	if expires.IsZero() {
+		expires = res.Now.Add(defaultRetention)
 	}
 	item := r.codec.completed(lambdaidem.Commit{
 		Key: rec.Key, Token: rec.Token, Fingerprint: rec.Fingerprint, Outcome: outcome,
@@ -421,15 +467,36 @@ func (r *Records) Outcome(ctx context.Context, rec lambdaidem.Record) (lambdaide
 	return lambdaidem.DecodeStoredOutcome(data)
 }
 
+// defaultRetention is how long a record resolved as done is kept when
+// neither it nor the Resolution says: lambdaidem's default RetryHorizon.
+const defaultRetention = 24 * time.Hour
+
 // maxOutcome keeps a resolved record under DynamoDB's 400 KB item limit,
 // with room for the other attributes; the Guard's default cap.
 const maxOutcome = 300_000
 
+// Forgetting is how [Records.Forget] judges the record.
+type Forgetting struct {
+	// Now is the operator's clock. Required.
+	Now time.Time
+	// Force deletes a record that is held (its owner may still be running,
+	// or its effect still land): a retry then runs the operation again
+	// while the owner may still be running it.
+	Force bool
+}
+
 // Forget deletes rec, a record as Read or Scan returned it, with one
 // DeleteItem fenced on it ([ErrRecordChanged] if it changed). The next
 // request with its key runs the operation again: forget a record only when
-// that is safe.
-func (r *Records) Forget(ctx context.Context, rec lambdaidem.Record) error {
+// that is safe. A held record (lambdaidem.VerdictHeld) is refused with a
+// [*HeldError] unless f.Force is set.
+func (r *Records) Forget(ctx context.Context, rec lambdaidem.Record, f Forgetting) error {
+	if f.Now.IsZero() {
+		return errors.New("dynamostore: Forgetting.Now is required")
+	}
+	if v := r.Judge(rec, f.Now); !v.Forgettable() && !f.Force {
+		return &HeldError{Key: rec.Key, Status: rec.Status, Until: r.HoldUntil(rec)}
+	}
 	return r.deleteUnchanged(ctx, "forget", rec)
 }
 
@@ -477,14 +544,15 @@ func (r *Records) wrap(op string, err error) error {
 	return wrapErr(op, err)
 }
 
-func describeInProgress(rec lambdaidem.Record, now time.Time) string {
+// whyNotSettleable says why a record of verdict v is not settleable.
+func whyNotSettleable(v lambdaidem.Verdict, rec lambdaidem.Record, hold time.Time) string {
 	switch {
 	case rec.Status != lambdaidem.StatusInProgress:
 		return ""
+	case v == lambdaidem.VerdictHeld:
+		return fmt.Sprintf(" without an external effect, its owner may run until %s (then a retry takes it over)", hold.UTC().Format(time.RFC3339))
 	case !rec.External:
-		return " without an external effect (a retry after its lease takes it over)"
-	case !rec.LeaseUntil.Before(now):
-		return fmt.Sprintf(", its owner's lease runs until %s", rec.LeaseUntil.UTC().Format(time.RFC3339))
+		return " without an external effect (a retry takes it over)"
 	}
 	return ""
 }

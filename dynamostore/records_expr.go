@@ -15,10 +15,12 @@ const (
 	// external mark and attempt count where the read had them. Every write
 	// the library makes to a record changes at least one of these: a claim
 	// or takeover the token, a commit or a mark-unknown the status, a lease
-	// renewal the lease, BeginExternal the external mark. An attribute the
+	// renewal the lease, BeginExternal the external mark. (UNKNOWN and
+	// external records have no expiration, and none appears on them.) An attribute the
 	// read did not have can only appear with a new token (a claim), which
 	// the token comparison refuses.
-	UnchangedCondition = "#status = :status AND #attempt = :attempt AND #expiration = :expiration" +
+	UnchangedCondition = "#status = :status AND #attempt = :attempt" +
+		" AND (attribute_not_exists(#expiration) OR #expiration = :expiration)" +
 		" AND (attribute_not_exists(#lease) OR #lease = :lease)" +
 		" AND (attribute_not_exists(#external) OR #external = :external)" +
 		" AND (attribute_not_exists(#attempts) OR #attempts = :attempts)"

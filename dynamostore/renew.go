@@ -25,21 +25,29 @@ func (s *Store) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
 }
 
 // renewInput is the UpdateItem request of a renewal.
+// An external record's renewal (renewExternalUpdate) keeps it without an
+// expiration.
 func (s *Store) renewInput(r lambdaidem.Renewal) *dynamodb.UpdateItemInput {
+	x := s.x.renew
+	values := map[string]types.AttributeValue{
+		":token":      str(r.Token),
+		":inProgress": str(string(lambdaidem.StatusInProgress)),
+		":nowMs":      num(ceilMilli(r.Now)),
+		":lease":      num(r.LeaseUntil.UnixMilli()),
+		":renewedAt":  num(r.Now.UnixMilli()),
+		":holdUntil":  num(r.HoldUntil.UnixMilli()),
+	}
+	if r.External {
+		x = s.x.renewExternal
+	} else {
+		values[":expiration"] = num(r.ExpiresAt.Unix())
+	}
 	return &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.table),
-		Key:                      s.codec.key(r.Key),
-		ConditionExpression:      aws.String(s.x.renew.cond),
-		UpdateExpression:         aws.String(s.x.renew.update),
-		ExpressionAttributeNames: s.x.renew.names,
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":token":      str(r.Token),
-			":inProgress": str(string(lambdaidem.StatusInProgress)),
-			":nowMs":      num(ceilMilli(r.Now)),
-			":nowSec":     num(ceilSec(r.Now)),
-			":lease":      num(r.LeaseUntil.UnixMilli()),
-			":expiration": num(r.ExpiresAt.Unix()),
-			":renewedAt":  num(r.Now.UnixMilli()),
-		},
+		TableName:                 aws.String(s.table),
+		Key:                       s.codec.key(r.Key),
+		ConditionExpression:       aws.String(x.cond),
+		UpdateExpression:          aws.String(x.update),
+		ExpressionAttributeNames:  x.names,
+		ExpressionAttributeValues: values,
 	}
 }

@@ -37,7 +37,6 @@ func TestRenewRequest(t *testing.T) {
 	wantValues := map[string]string{
 		":token": "tok", ":inProgress": "INPROGRESS",
 		":nowMs":      "1800000000124", // rounded up, as the claim's lapse test
-		":nowSec":     "1800000001",
 		":renewedAt":  "1800000000123",
 		":lease":      "1800000060123",
 		":expiration": "1800003600",

@@ -37,10 +37,10 @@ type Call[Out any] struct {
 	// idempotency keys and refuses a late request under a key it answered
 	// "unknown" for gives that guarantee; otherwise return an error (cannot
 	// tell yet) until the longest such call would have ended. The core never
-	// calls Reconcile on a record whose owner renewed its lease less than
-	// Options.MaxRunTime ago (see Unknown.RenewedAt), nor, where the Guard
-	// renews leases, on one whose owner's lease ended less than MaxRunTime
-	// ago without a renewal on record.
+	// calls Reconcile while the owner of the record may still be running
+	// ([OwnerMayRun], [Judge]): for an owner that renews its lease, until
+	// its MaxRunTime after its last renewal (before any, after its lease
+	// end), as the record says whatever this Guard's options are.
 	Reconcile func(context.Context, Unknown) (Out, bool, error)
 }
 
@@ -59,6 +59,9 @@ type Unknown struct {
 	// Options.Renew); zero if it never did. An owner that renewed ran where
 	// deadlines are not enforced: a call it made may still be in flight.
 	RenewedAt time.Time
+	// Renews says whether the last owner renewed its lease (it ran where
+	// deadlines are not enforced), as recorded at its claim.
+	Renews bool
 }
 
 // maxRounds bounds how often one call goes back to claim after finding the
@@ -181,16 +184,21 @@ func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 		now := opts.Now()
 		token := opts.NewToken()
 		lease := o.leaseUntil(ctx, now)
+		renews := opts.Renew == RenewAlways
+		// The hold is what duplicates and operators judge the record by (see
+		// Judge); an expired record is absent, so it must not expire while
+		// its owner may run, however short the retry horizon.
+		hold := HoldFor(lease, lease, renews, opts.MaxRunTime)
 		rec, claimed, err := o.g.store.Claim(ctx, Claim{
 			Key:         o.key,
 			Token:       token,
 			Fingerprint: o.fp,
 			Now:         now,
 			LeaseUntil:  lease,
-			// An expired record is absent: it must not expire while its
-			// lease runs, however short the retry horizon (a second more,
-			// for stores that keep the expiration in whole seconds).
-			ExpiresAt: maxTime(now.Add(opts.RetryHorizon), lease.Add(time.Second)),
+			ExpiresAt:   ExpiryFor(now, hold, opts.RetryHorizon),
+			Renews:      renews,
+			HoldUntil:   hold,
+			Window:      opts.MaxRunTime,
 		})
 		if err != nil {
 			// The claim may have been applied with its answer lost: give it
@@ -229,6 +237,10 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 	a := &Attempt{operationKey: operationKey(o.key), number: rec.Attempts, mode: ClaimFirst}
 	var rn *renewer
 	a.markExternal = func(ctx context.Context) error {
+		// The renewer writes nothing while the mark is sent: a renewal sent
+		// alongside could put back the expiration the mark removes.
+		unlock := rn.lock()
+		defer unlock()
 		if !o.holdsLease(rn, rec) {
 			// The lease lapsed (a handler running past its deadline where
 			// timeouts are not enforced, its renewals refused): another
@@ -237,6 +249,9 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 			return o.conflict(ctx, ErrLeaseLost, Record{Key: o.key})
 		}
 		ok, err := o.g.store.MarkExternal(ctx, fence)
+		if err == nil && ok {
+			rn.markedExternal()
+		}
 		switch {
 		case err != nil:
 			return o.storeError(ctx, "mark external", err)
@@ -248,15 +263,24 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 	o.hook(ctx, opts.Hooks.OnClaim, rec)
 	var hctx context.Context
 	hctx, rn = o.renew(ctx, rec, token)
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
-			rn.stop()
-			_, external := a.close()
-			o.abandon(ctx, fence, external)
+		if returned {
+			return
+		}
+		// The handler panicked or called runtime.Goexit (t.Fatal in a
+		// handler under test): stop and await the renewer, and give the
+		// claim back, before the goroutine unwinds further.
+		p := recover()
+		rn.stop()
+		_, external := a.close()
+		o.abandon(ctx, fence, external)
+		if p != nil {
 			panic(p)
 		}
 	}()
 	out, err = o.fn(withAttempt(hctx, a))
+	returned = true
 	rn.stop()
 	effects, external := a.close()
 	if err != nil && !isTerminal(err) {
@@ -368,6 +392,7 @@ func (o *op[Out]) commit(ctx context.Context, token string, rec Record, data []b
 		Attempts:    rec.Attempts,
 		CreatedAt:   created,
 		Claim:       claim,
+		Window:      opts.MaxRunTime,
 		Effects:     effects,
 	})
 	if err != nil || (!committed && !ownLostCommit(cur, token, data)) {
@@ -395,41 +420,41 @@ func ownLostClaim(rec Record, token string) bool {
 }
 
 // existing decides what a duplicate gets from the record in its way, or
-// [errReclaim].
+// [errReclaim], as [Judge] says.
 func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error) {
 	var zero Out
 	opts := &o.g.opts
-	if !rec.Live(opts.Now()) {
+	switch rec.Status {
+	case "", StatusInProgress, StatusCompleted, StatusUnknown:
+	default:
+		return zero, fmt.Errorf("lambdaidem: record %s has unknown status %q", rec.Key, rec.Status)
+	}
+	v := Judge(rec, opts.Now(), opts.MaxRunTime)
+	if v == VerdictAbsent || v == VerdictExpired {
 		return zero, errReclaim
 	}
 	if err := o.sameIntent(ctx, rec); err != nil {
 		return zero, err
 	}
-	switch rec.Status {
-	case StatusCompleted:
+	switch v {
+	case VerdictReplay:
 		return o.replay(ctx, rec, "store")
-	case StatusUnknown:
+	case VerdictReconcile:
+		// UNKNOWN, or its owner began an external effect and lapsed: as
+		// good as UNKNOWN. Stores refuse to let a claim take it over.
 		return o.reconcile(ctx, rec)
-	case StatusInProgress:
-		if !rec.LeaseUntil.Before(opts.Now()) {
-			if opts.InFlight == Wait {
-				return o.wait(ctx, rec)
-			}
-			return zero, o.conflict(ctx, ErrInProgress, rec)
+	case VerdictHeld:
+		// Its owner may still be running, or its effect still land:
+		// asking the downstream API now could race its call.
+		if rec.Status == StatusUnknown {
+			return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
 		}
-		if rec.External {
-			// Its owner began an external effect and never finished: as
-			// good as UNKNOWN. Stores refuse to let a claim take it over.
-			// An owner that renewed may still be running, though: asking
-			// the downstream API now could race its call.
-			if o.ownerMayRun(rec, opts.Now()) {
-				return zero, o.conflict(ctx, ErrInProgress, rec)
-			}
-			return o.reconcile(ctx, rec)
+		if opts.InFlight == Wait {
+			return o.wait(ctx, rec)
 		}
-		return zero, errReclaim
+		return zero, o.conflict(ctx, ErrInProgress, rec)
 	}
-	return zero, fmt.Errorf("lambdaidem: record %s has unknown status %q", rec.Key, rec.Status)
+	return zero, errReclaim // VerdictTakeOver
 }
 
 // wait polls an in-progress record until it is resolved or the wait ends.
@@ -467,7 +492,7 @@ func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error) {
 		if err != nil {
 			return zero, o.storeError(ctx, "get", err)
 		}
-		if cur.Status != StatusInProgress || cur.LeaseUntil.Before(opts.Now()) {
+		if cur.Status != StatusInProgress || Judge(cur, opts.Now(), opts.MaxRunTime) != VerdictHeld {
 			return o.existing(ctx, cur)
 		}
 		rec = cur
@@ -482,7 +507,7 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error) {
 	if o.c.Reconcile == nil {
 		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
 	}
-	out, done, err := o.c.Reconcile(ctx, Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt, RenewedAt: rec.RenewedAt})
+	out, done, err := o.c.Reconcile(ctx, Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt, RenewedAt: rec.RenewedAt, Renews: rec.Renews})
 	if err != nil {
 		o.log(ctx, slog.LevelWarn, "reconcile failed", slog.Any("error", err))
 		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
@@ -524,7 +549,7 @@ func (o *op[Out]) abandon(ctx context.Context, f Fence, external bool) {
 	what := "release"
 	if external {
 		what = "mark unknown"
-		ok, err = o.g.store.MarkUnknown(fctx, f, opts.Now().Add(opts.RetryHorizon))
+		ok, err = o.g.store.MarkUnknown(fctx, f)
 	} else {
 		ok, err = o.g.store.Release(fctx, f)
 	}

@@ -43,6 +43,9 @@ func newFixtureWith(t *testing.T, s *memstore.Store, optFns ...func(*lambdaidem.
 		o.After = f.clock.After
 		o.NewToken = toks.Next
 		o.PollInterval = time.Millisecond
+		// The fixture stands for standard Lambda, which stops a handler at
+		// its deadline; tests of renewal set RenewAlways.
+		o.Renew = lambdaidem.RenewNever
 	}
 	g, err := lambdaidem.New(f.store, append([]func(*lambdaidem.Options){base}, optFns...)...)
 	if err != nil {

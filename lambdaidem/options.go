@@ -122,8 +122,9 @@ type Options struct {
 
 	// Renew chooses whether a claim-first attempt keeps its lease alive
 	// while its handler runs, for platforms that do not stop a handler at
-	// its deadline. RenewAuto (default) renews on Lambda Managed Instances
-	// only; RenewAlways and RenewNever decide for every platform. See
+	// its deadline. RenewAuto (default) renews everywhere but standard
+	// Lambda (Lambda Managed Instances, containers, local servers);
+	// RenewAlways and RenewNever decide for every platform. See
 	// [RenewMode].
 	Renew RenewMode
 
@@ -139,11 +140,15 @@ type Options struct {
 	// from the handler's start; past it the attempt counts as hung: its
 	// lease is not renewed, its context is cancelled (cause matching
 	// [ErrLeaseLost]) when the lease ends, and the record can be taken over.
-	// A record with an external effect whose owner renewed its lease is
-	// not reconciled until MaxRunTime after its last renewal (the duplicate
-	// gets [ErrInProgress]); where this Guard renews, one whose owner never
-	// got a renewal through is not reconciled until MaxRunTime after its
-	// lease ended. Default 30m.
+	// It is also how long the owner may run after its last sign of life:
+	// an owner that renews records, at claim and at every renewal, that it
+	// may run until MaxRunTime after its last renewal (before any, its
+	// lease end), and until then its record is neither taken over,
+	// reconciled, settled, forgotten nor expired (see [Judge]); a duplicate
+	// gets [ErrInProgress] or [ErrOutcomeUnknown]. Records written by
+	// versions that recorded no such time are judged with this Guard's
+	// MaxRunTime, as if their owner renewed. Use one MaxRunTime for every
+	// function that shares a table. Default 30m.
 	MaxRunTime time.Duration
 
 	// Mode is ClaimFirst (default) or Optimistic.
@@ -269,7 +274,8 @@ type Options struct {
 	// its configuration says. Default false.
 	Disabled bool
 
-	// Getenv reads the environment, for [DisableEnv] and the Lambda marker.
+	// Getenv reads the environment, for [DisableEnv], the Lambda marker and
+	// RenewAuto (AWS_LAMBDA_INITIALIZATION_TYPE).
 	// Default os.Getenv.
 	Getenv func(string) string
 
@@ -304,6 +310,7 @@ func New(store Store, optFns ...func(*Options)) (*Guard, error) {
 	if err := o.applyDisable(); err != nil {
 		return nil, err
 	}
+	o.Renew = o.Renew.resolve(o.Getenv)
 	return &Guard{store: store, opts: o, cache: newCache(o.CacheSize), waiters: waiters{n: map[string]int{}}}, nil
 }
 
@@ -373,7 +380,6 @@ func (o *Options) setDefaults() error {
 	if o.Renew < RenewAuto || o.Renew > RenewNever {
 		return fmt.Errorf("lambdaidem: unknown %v", o.Renew)
 	}
-	o.Renew = o.Renew.resolve()
 	if o.After == nil {
 		o.After = time.After
 	}

@@ -18,23 +18,41 @@ import (
 // where the platform stops a handler at its deadline. Lambda Managed
 // Instances do not: an invocation that times out is reported as timed out,
 // but its code keeps running (Lambda developer guide, "Understanding the
-// Lambda Managed Instances execution environment", Invocation timeouts).
-// Without renewal, a retry would take over the record of an attempt that
-// still runs.
+// Lambda Managed Instances execution environment", Invocation timeouts);
+// nor does a container or a local server, which has no Lambda deadline at
+// all. Without renewal, a retry would take over the record of an attempt
+// that still runs. Whether the owner renews is recorded in the record at
+// claim, so that duplicates and operators judge it by the owner's setting
+// (see [Judge]).
 type RenewMode int
 
 const (
-	// RenewAuto (the default) renews on Lambda Managed Instances, detected
-	// through aws-lambda-go (lambdacontext.MaxConcurrency() > 1, which the
-	// runtime's AWS_LAMBDA_MAX_CONCURRENCY sets), and not elsewhere. A
-	// Managed Instances function configured for one invocation at a time is
-	// not detected: set RenewAlways.
+	// RenewAuto (the default) renews everywhere except where the platform
+	// is positively known to stop a handler at its deadline: standard
+	// Lambda, identified by what AWS documents for its execution
+	// environment (AWS_LAMBDA_INITIALIZATION_TYPE is "on-demand",
+	// "provisioned-concurrency" or "snap-start"; Lambda Managed Instances
+	// set "lambda-managed-instances"; see "Defined runtime environment
+	// variables" in the Lambda developer guide) with at most one
+	// invocation at a time (aws-lambda-go's lambdacontext.MaxConcurrency).
+	// Lambda Managed Instances at any concurrency, containers, local
+	// servers and tests renew.
 	RenewAuto RenewMode = iota
 	// RenewAlways renews wherever the Guard runs.
 	RenewAlways
 	// RenewNever never renews: the lease is the deadline plus the margin.
+	// Set it only where the platform stops a handler at its deadline.
 	RenewNever
 )
+
+// standardLambdaInit are the values of AWS_LAMBDA_INITIALIZATION_TYPE that
+// AWS documents for standard Lambda, which stops a handler at its
+// deadline; Lambda Managed Instances set "lambda-managed-instances".
+var standardLambdaInit = map[string]bool{"on-demand": true, "provisioned-concurrency": true, "snap-start": true}
+
+// initTypeEnv is the variable that names how Lambda initialized the
+// execution environment.
+const initTypeEnv = "AWS_LAMBDA_INITIALIZATION_TYPE"
 
 // String names the mode: "auto", "always" or "never".
 func (m RenewMode) String() string {
@@ -49,15 +67,16 @@ func (m RenewMode) String() string {
 	return fmt.Sprintf("RenewMode(%d)", int(m))
 }
 
-// resolve decides RenewAuto for this process.
-func (m RenewMode) resolve() RenewMode {
+// resolve decides RenewAuto for this process, reading the environment
+// with getenv.
+func (m RenewMode) resolve(getenv func(string) string) RenewMode {
 	if m != RenewAuto {
 		return m
 	}
-	if lambdacontext.MaxConcurrency() > 1 {
-		return RenewAlways
+	if standardLambdaInit[getenv(initTypeEnv)] && lambdacontext.MaxConcurrency() <= 1 {
+		return RenewNever
 	}
-	return RenewNever
+	return RenewAlways
 }
 
 // renewer keeps one attempt's lease alive while its handler runs.
@@ -80,6 +99,28 @@ type renewer struct {
 	cancel   context.CancelCauseFunc
 	until    atomic.Int64 // the lease the attempt holds, Unix nanoseconds
 	lost     atomic.Bool  // the lease was given up: fenced out, lapsed or hung
+	// writing is held across every store write of the renewer and the
+	// attempt's external mark, so that the two never cross.
+	writing  sync.Mutex
+	external bool // the attempt marked an external effect; under writing
+}
+
+// lock holds off the renewer's writes until the returned function is
+// called; on nil (no renewer) it does nothing.
+func (r *renewer) lock() func() {
+	if r == nil {
+		return func() {}
+	}
+	r.writing.Lock()
+	return r.writing.Unlock
+}
+
+// markedExternal tells the renewer, under lock, that the attempt's record
+// now carries the external mark (and no expiration).
+func (r *renewer) markedExternal() {
+	if r != nil {
+		r.external = true
+	}
 }
 
 // renew starts renewing the lease of the attempt that owns rec with token,
@@ -169,9 +210,12 @@ func (o *op[Out]) renewOnce(ctx context.Context, r *renewer, f Fence, lease time
 		if want.After(hung) {
 			want = hung
 		}
-		exp := maxTime(expires, want.Add(time.Second))
+		hold := HoldFor(want, now, true, opts.MaxRunTime)
+		exp := maxTime(expires, ExpiryFor(now, hold, 0))
 		cctx, cancel := context.WithTimeout(ctx, min(opts.FinishTimeout, max(left, time.Millisecond)))
-		ok, err := o.g.store.Renew(cctx, Renewal{Key: f.Key, Token: f.Token, Now: now, LeaseUntil: want, ExpiresAt: exp})
+		r.writing.Lock()
+		ok, err := o.g.store.Renew(cctx, Renewal{Key: f.Key, Token: f.Token, Now: now, LeaseUntil: want, ExpiresAt: exp, HoldUntil: hold, External: r.external})
+		r.writing.Unlock()
 		cancel()
 		switch {
 		case err == nil && ok:
@@ -239,20 +283,4 @@ func (o *op[Out]) sleep(r *renewer, d time.Duration) bool {
 	case <-o.g.opts.After(d):
 		return true
 	}
-}
-
-// ownerMayRun reports whether the owner of an in-progress record whose
-// lease lapsed may still be running: it renewed its lease (so it runs
-// where deadlines are not enforced) less than MaxRunTime ago, or, where
-// this Guard renews (deadlines are not enforced here either), its lease
-// ended less than MaxRunTime ago though no renewal of it got through (all
-// refused: an outage, throttling). Its renewals stopped, yet it may still
-// reach its external effect: such a record is neither taken over nor
-// reconciled.
-func (o *op[Out]) ownerMayRun(rec Record, now time.Time) bool {
-	last := rec.RenewedAt
-	if last.IsZero() && o.g.opts.Renew == RenewAlways {
-		last = rec.LeaseUntil
-	}
-	return !last.IsZero() && now.Before(last.Add(o.g.opts.MaxRunTime))
 }

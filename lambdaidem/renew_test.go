@@ -316,7 +316,8 @@ func TestFencedOutRenewalCancelsTheAttempt(t *testing.T) {
 		want    func(t *testing.T, out string, err error)
 	}{
 		{"taken over", func(t *testing.T, f *fixture, _ string) {
-			later := f.clock.Now().Add(testLease + time.Second)
+			// A renewing owner is held until its hold: a takeover comes after.
+			later := lambdaidem.HoldUntil(f.store.Records()[key], 0).Add(time.Second)
 			if _, ok, err := f.store.Claim(ctx, lambdaidem.Claim{Key: key, Token: "intruder", Fingerprint: fp, Now: later, LeaseUntil: later.Add(time.Hour), ExpiresAt: later.Add(48 * time.Hour)}); !ok || err != nil {
 				t.Fatalf("takeover = %v, %v", ok, err)
 			}
@@ -533,12 +534,17 @@ func TestRenewalCosts(t *testing.T) {
 	})
 }
 
-// TestRenewAutoFollowsManagedInstances: RenewAuto means RenewAlways where
-// the runtime says it runs several invocations at once
-// (AWS_LAMBDA_MAX_CONCURRENCY, read by aws-lambda-go at start-up), and
-// RenewNever elsewhere. aws-lambda-go reads the variable once, so each case
-// runs in a fresh test process.
-func TestRenewAutoFollowsManagedInstances(t *testing.T) {
+// TestRenewAutoRenewsUnlessStandardLambda: RenewAuto means RenewNever only
+// where the platform is positively known to stop a handler at its
+// deadline: standard Lambda, which AWS identifies by
+// AWS_LAMBDA_INITIALIZATION_TYPE "on-demand", "provisioned-concurrency" or
+// "snap-start" (Lambda developer guide, "Defined runtime environment
+// variables"), running one invocation at a time. Lambda Managed Instances
+// ("lambda-managed-instances", at any AWS_LAMBDA_MAX_CONCURRENCY, 1
+// included), containers and local servers (no such variable) renew.
+// aws-lambda-go reads AWS_LAMBDA_MAX_CONCURRENCY once, so each case runs in
+// a fresh test process.
+func TestRenewAutoRenewsUnlessStandardLambda(t *testing.T) {
 	if v, ok := os.LookupEnv("LAMBDAIDEM_RENEW_PROBE"); ok {
 		g, err := lambdaidem.New(memstore.New())
 		if err != nil {
@@ -549,11 +555,22 @@ func TestRenewAutoFollowsManagedInstances(t *testing.T) {
 		}
 		return
 	}
-	for _, c := range []struct{ env, want string }{{"", "never"}, {"1", "never"}, {"64", "always"}} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestRenewAutoFollowsManagedInstances$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "LAMBDAIDEM_RENEW_PROBE="+c.want, "AWS_LAMBDA_MAX_CONCURRENCY="+c.env)
+	for _, c := range []struct{ initType, concurrency, want string }{
+		{"on-demand", "", "never"},
+		{"provisioned-concurrency", "", "never"},
+		{"snap-start", "1", "never"},
+		{"on-demand", "8", "always"}, // several at once: not the standard model
+		{"lambda-managed-instances", "1", "always"},
+		{"lambda-managed-instances", "64", "always"},
+		{"", "", "always"}, // a container, a local server, a test
+		{"", "1", "always"},
+		{"something-new", "", "always"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRenewAutoRenewsUnlessStandardLambda$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "LAMBDAIDEM_RENEW_PROBE="+c.want,
+			"AWS_LAMBDA_INITIALIZATION_TYPE="+c.initType, "AWS_LAMBDA_MAX_CONCURRENCY="+c.concurrency)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("AWS_LAMBDA_MAX_CONCURRENCY=%q: %v\n%s", c.env, err, out)
+			t.Errorf("AWS_LAMBDA_INITIALIZATION_TYPE=%q AWS_LAMBDA_MAX_CONCURRENCY=%q: %v\n%s", c.initType, c.concurrency, err, out)
 		}
 	}
 }

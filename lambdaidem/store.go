@@ -16,8 +16,8 @@ const (
 	// StatusCompleted: the outcome is stored and is replayed to duplicates.
 	StatusCompleted Status = "COMPLETED"
 	// StatusUnknown: an attempt began an external side effect and then failed
-	// in a way that does not prove the effect did not happen. The record is kept
-	// until a reconcile function resolves it or the retry horizon passes.
+	// in a way that does not prove the effect did not happen. The record is kept,
+	// with no expiration, until a reconcile function or an operator resolves it.
 	StatusUnknown Status = "UNKNOWN"
 )
 
@@ -53,15 +53,14 @@ type Record struct {
 	// (a former owner that renewed may still be running) and when the
 	// record becomes UNKNOWN.
 	RenewedAt time.Time
-}
-
-// Exists reports whether r is a record at all (the zero Record is absent).
-func (r Record) Exists() bool { return r.Status != "" }
-
-// Live reports whether r exists and has not expired at now. Stores delete
-// expired records late, so an expired record is treated as absent.
-func (r Record) Live(now time.Time) bool {
-	return r.Exists() && !r.ExpiresAt.Before(now)
+	// Renews records, at claim, whether the owner renews its lease while
+	// its handler runs (Options.Renew): such an owner runs where deadlines
+	// are not enforced. False on records written before it was recorded.
+	Renews bool
+	// HoldUntil is until when the owner may still be running (see
+	// [HoldUntil] and [Judge]), written at claim and at every renewal;
+	// zero on records written before it was recorded.
+	HoldUntil time.Time
 }
 
 // Claim asks a store to make an attempt the owner of a record.
@@ -73,8 +72,17 @@ type Claim struct {
 	Now time.Time
 	// LeaseUntil is when the new owner's lease ends.
 	LeaseUntil time.Time
-	// ExpiresAt is the record's TTL should the attempt never finish.
+	// ExpiresAt is the record's TTL should the attempt never finish; past
+	// HoldUntil (see [ExpiryFor]).
 	ExpiresAt time.Time
+	// Renews says whether the new owner renews its lease; it is recorded.
+	Renews bool
+	// HoldUntil is until when the new owner may run (see [HoldFor]).
+	HoldUntil time.Time
+	// Window is the claimant's Options.MaxRunTime: how long the owner of
+	// a record written without a hold is assumed to run after its last
+	// sign of life (see [HoldUntil]).
+	Window time.Duration
 }
 
 // Commit asks a store to complete a record with an outcome.
@@ -91,9 +99,12 @@ type Commit struct {
 	// CreatedAt is kept from the claim.
 	CreatedAt time.Time
 	// Claim makes the commit its own claim (optimistic mode): instead of being
-	// fenced on Token, it succeeds only where a claim would, when the record is
-	// absent, expired, or in progress with a lapsed lease.
+	// fenced on Token, it succeeds only where a claim would: where [Judge]
+	// says the record is [Verdict.Claimable].
 	Claim bool
+	// Window is the committer's Options.MaxRunTime, for a Claim commit; see
+	// [Claim].Window.
+	Window time.Duration
 	// Effects are the business writes the handler staged, in order. A store
 	// commits them in the same atomic write as the record, or fails. A store
 	// that does not know an effect's type must fail the commit.
@@ -110,8 +121,14 @@ type Renewal struct {
 	Now time.Time
 	// LeaseUntil is the new end of the lease.
 	LeaseUntil time.Time
-	// ExpiresAt is the record's new TTL, which must outlast the lease.
+	// ExpiresAt is the record's new TTL, past HoldUntil (see [ExpiryFor]);
+	// ignored when External is set.
 	ExpiresAt time.Time
+	// HoldUntil is until when the owner may now run (see [HoldFor]).
+	HoldUntil time.Time
+	// External says the attempt has marked an external effect: the record
+	// keeps no expiration.
+	External bool
 }
 
 // Fence names a record and the attempt that must still own it.
@@ -130,12 +147,14 @@ type Fence struct {
 // with [ErrStoreUnavailable], and errors that mean the staged effects were
 // refused, with nothing written, with [ErrEffectRejected].
 type Store interface {
-	// Claim makes c.Token the owner of c.Key if the record is absent,
-	// expired at c.Now, or in progress with a lease that ended before c.Now
-	// and no external effect marked (see MarkExternal).
-	// A takeover increments the attempt count and keeps the creation time
-	// and RenewedAt (the former owner may still be running).
-	// It returns the new record and true, or the record in the way and false.
+	// Claim makes c.Token the owner of c.Key where the record is
+	// [Verdict.Claimable] by [Judge] at c.Now with c.Window: absent or
+	// expired (a fresh record: one attempt, created now), or taken over (an
+	// in-progress record without an external effect whose owner cannot be
+	// running any more: the attempt count goes up by one, the creation time
+	// and RenewedAt are kept). It writes c's lease, expiration, Renews and
+	// HoldUntil. It returns the new record and true, or the record in the
+	// way and false.
 	Claim(ctx context.Context, c Claim) (Record, bool, error)
 
 	// Commit writes the completed record and the staged effects atomically.
@@ -147,15 +166,17 @@ type Store interface {
 	// MarkExternal records, fenced on f.Token while the record is in
 	// progress, that its owner is about to start an external effect: it sets
 	// Record.External, after which the record is never taken over when its
-	// lease lapses (and an optimistic commit does not claim it).
+	// lease lapses (and an optimistic commit does not claim it), and
+	// removes its expiration: an external record never expires.
 	MarkExternal(ctx context.Context, f Fence) (bool, error)
 
 	// Renew extends the lease of a running attempt, fenced: it succeeds only
 	// while the record is in progress, owned by r.Token, and its lease has
 	// not ended before r.Now (a lapsed lease may already be in a
 	// contender's hands, so it is never revived). It sets the lease to
-	// r.LeaseUntil, the expiration to r.ExpiresAt and RenewedAt to r.Now,
-	// and keeps every other attribute (the external-effect mark included).
+	// r.LeaseUntil, HoldUntil to r.HoldUntil, RenewedAt to r.Now and the
+	// expiration to r.ExpiresAt (or, with r.External, removes it), and
+	// keeps every other attribute (the external-effect mark included).
 	// It returns false, and no error, when the condition fails.
 	Renew(ctx context.Context, r Renewal) (bool, error)
 
@@ -164,8 +185,9 @@ type Store interface {
 	Release(ctx context.Context, f Fence) (bool, error)
 
 	// MarkUnknown moves the record from in progress to unknown, fenced on
-	// f.Token, and sets its expiration.
-	MarkUnknown(ctx context.Context, f Fence, expiresAt time.Time) (bool, error)
+	// f.Token, and removes its expiration: an UNKNOWN record is kept until
+	// it is resolved.
+	MarkUnknown(ctx context.Context, f Fence) (bool, error)
 
 	// Get reads the record with a strongly consistent read. An expired record
 	// is reported as absent.

@@ -145,7 +145,7 @@ func forgetCmd(ctx context.Context, args []string, s streams, e env) error {
 			return errNotConfirmed
 		}
 	}
-	if err := r.Forget(ctx, rec); err != nil {
+	if err := r.Forget(ctx, rec, dynamostore.Forgetting{Now: e.now()}); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.out, "forgot %s (was %s)\n", rec.Key, rec.Status)

@@ -224,11 +224,11 @@ func (s *crashStore) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, err
 	return s.inner.Renew(ctx, r)
 }
 
-func (s *crashStore) MarkUnknown(ctx context.Context, f lambdaidem.Fence, expiresAt time.Time) (bool, error) {
+func (s *crashStore) MarkUnknown(ctx context.Context, f lambdaidem.Fence) (bool, error) {
 	if p := planFrom(ctx); p != nil && p.dead.Load() {
 		return false, errCrashed
 	}
-	return s.inner.MarkUnknown(ctx, f, expiresAt)
+	return s.inner.MarkUnknown(ctx, f)
 }
 
 func (s *crashStore) Get(ctx context.Context, key string, now time.Time) (lambdaidem.Record, error) {

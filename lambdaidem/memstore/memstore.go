@@ -113,11 +113,10 @@ func (s *Store) begin(op, key string) error {
 	return nil
 }
 
-// claimable reports whether a claim at now may take the record: absent,
-// expired, or in progress with a lapsed lease and no external effect.
-func claimable(r lambdaidem.Record, ok bool, now time.Time) bool {
-	return !ok || r.ExpiresAt.Before(now) ||
-		(r.Status == lambdaidem.StatusInProgress && r.LeaseUntil.Before(now) && !r.External)
+// claimable reports whether a claim (or a commit that claims) at now may
+// take the record, as lambdaidem.Judge says with the claimant's window.
+func claimable(r lambdaidem.Record, ok bool, now time.Time, window time.Duration) bool {
+	return !ok || lambdaidem.Judge(r, now, window).Claimable()
 }
 
 // fenced reports whether r is still owned by token.
@@ -132,14 +131,18 @@ func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Recor
 	}
 	defer s.mu.Unlock()
 	old, ok := s.records[c.Key]
-	if !claimable(old, ok, c.Now) {
+	if !claimable(old, ok, c.Now, c.Window) {
 		return old, false, nil
 	}
 	r := lambdaidem.Record{
 		Key: c.Key, Status: lambdaidem.StatusInProgress, Fingerprint: c.Fingerprint, Token: c.Token,
 		Attempts: 1, LeaseUntil: c.LeaseUntil, ExpiresAt: c.ExpiresAt, CreatedAt: c.Now,
+		Renews: c.Renews, HoldUntil: c.HoldUntil,
 	}
-	if ok && old.Status == lambdaidem.StatusInProgress && !old.ExpiresAt.Before(c.Now) {
+	if r.HoldUntil.Before(r.LeaseUntil) {
+		r.HoldUntil = r.LeaseUntil // as lambdaidem.HoldUntil reads it
+	}
+	if ok && lambdaidem.Judge(old, c.Now, c.Window) == lambdaidem.VerdictTakeOver {
 		// Takeover of a lapsed lease: the same operation, one more attempt.
 		r.Attempts = old.Attempts + 1
 		r.CreatedAt = old.CreatedAt
@@ -161,10 +164,7 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 	}
 	defer s.mu.Unlock()
 	old, ok := s.records[c.Key]
-	if c.Claim && !claimable(old, ok, c.Now) || !c.Claim && !fenced(old, ok, c.Token) {
-		if ok && old.ExpiresAt.Before(c.Now) {
-			return lambdaidem.Record{}, false, nil
-		}
+	if c.Claim && !claimable(old, ok, c.Now, c.Window) || !c.Claim && !fenced(old, ok, c.Token) {
 		return old, false, nil
 	}
 	var puts []Put
@@ -232,6 +232,7 @@ func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, err
 		return false, nil
 	}
 	r.External = true
+	r.ExpiresAt = time.Time{} // an external record never expires
 	s.records[f.Key] = r
 	return true, nil
 }
@@ -244,18 +245,22 @@ func (s *Store) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
 	defer s.mu.Unlock()
 	rec, ok := s.records[r.Key]
 	if !ok || rec.Token != r.Token || rec.Status != lambdaidem.StatusInProgress ||
-		rec.LeaseUntil.Before(r.Now) || rec.ExpiresAt.Before(r.Now) {
+		rec.LeaseUntil.Before(r.Now) {
 		return false, nil
 	}
 	rec.LeaseUntil = r.LeaseUntil
 	rec.ExpiresAt = r.ExpiresAt
+	if r.External {
+		rec.ExpiresAt = time.Time{}
+	}
+	rec.HoldUntil = r.HoldUntil
 	rec.RenewedAt = r.Now
 	s.records[r.Key] = rec
 	return true, nil
 }
 
 // MarkUnknown implements [lambdaidem.Store].
-func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence, expiresAt time.Time) (bool, error) {
+func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence) (bool, error) {
 	if err := s.begin("mark unknown", f.Key); err != nil {
 		return false, err
 	}
@@ -265,7 +270,7 @@ func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence, expiresAt t
 		return false, nil
 	}
 	r.Status = lambdaidem.StatusUnknown
-	r.ExpiresAt = expiresAt
+	r.ExpiresAt = time.Time{} // kept until it is resolved
 	s.records[f.Key] = r
 	return true, nil
 }
@@ -277,7 +282,7 @@ func (s *Store) Get(ctx context.Context, key string, now time.Time) (lambdaidem.
 	}
 	defer s.mu.Unlock()
 	r, ok := s.records[key]
-	if !ok || r.ExpiresAt.Before(now) {
+	if !ok || !r.Live(now) {
 		return lambdaidem.Record{}, nil
 	}
 	return r, nil

@@ -131,7 +131,10 @@ func newSetup(t testing.TB, h func(context.Context, events.SQSMessage) error, st
 	t.Helper()
 	s := &setup{store: memstore.New(storeOpts...), clock: testclock.New(time.Now())}
 	var err error
-	s.guard, err = lambdaidem.New(s.store, func(o *lambdaidem.Options) { o.Now = s.clock.Now })
+	s.guard, err = lambdaidem.New(s.store, func(o *lambdaidem.Options) {
+		o.Now = s.clock.Now
+		o.Renew = lambdaidem.RenewNever // standard Lambda: a crashed owner's lease lapses at its deadline
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func testRenewFenced(t *testing.T, h Harness) {
 		{"completed", func(t *testing.T, key string) { mustCommit(t, h, commitAt(key, "A", t0.Add(time.Second))) },
 			renewAt("KEY", "A", t0.Add(30*time.Second)), lambdaidem.StatusCompleted, "A"},
 		{"unknown", func(t *testing.T, key string) {
-			if ok, err := h.Store.MarkUnknown(ctx, lambdaidem.Fence{Key: key, Token: "A"}, t0.Add(horizon)); err != nil || !ok {
+			if ok, err := h.Store.MarkUnknown(ctx, lambdaidem.Fence{Key: key, Token: "A"}); err != nil || !ok {
 				t.Fatalf("MarkUnknown = %v, %v", ok, err)
 			}
 		}, renewAt("KEY", "A", t0.Add(30*time.Second)), lambdaidem.StatusUnknown, "A"},
@@ -121,7 +121,7 @@ func testRenewKeepsExternalMark(t *testing.T, h Harness) {
 	if _, ok, err := h.Store.Claim(ctx, claimAt(key, "B", r.LeaseUntil.Add(time.Minute))); err != nil || ok {
 		t.Fatalf("Claim after the renewed lease of a marked record = %v, %v; want refused", ok, err)
 	}
-	if ok, err := h.Store.MarkUnknown(ctx, lambdaidem.Fence{Key: key, Token: "A"}, t0.Add(2*horizon)); err != nil || !ok {
+	if ok, err := h.Store.MarkUnknown(ctx, lambdaidem.Fence{Key: key, Token: "A"}); err != nil || !ok {
 		t.Fatalf("MarkUnknown = %v, %v", ok, err)
 	}
 	if rec := get(t, h, key, r.Now); rec.Status != lambdaidem.StatusUnknown || !sameTime(rec.RenewedAt, r.Now) {

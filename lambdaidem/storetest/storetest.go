@@ -81,7 +81,7 @@ func newKey() string {
 }
 
 func claimAt(key, token string, now time.Time) lambdaidem.Claim {
-	return lambdaidem.Claim{Key: key, Token: token, Fingerprint: "fp", Now: now, LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(horizon)}
+	return lambdaidem.Claim{Key: key, Token: token, Fingerprint: "fp", Now: now, LeaseUntil: now.Add(time.Minute), HoldUntil: now.Add(time.Minute), ExpiresAt: now.Add(horizon)}
 }
 
 func commitAt(key, token string, now time.Time, effects ...any) lambdaidem.Commit {
@@ -201,7 +201,7 @@ func testStaleOwnerCannotCommit(t *testing.T, h Harness) {
 	if ok, err := h.Store.Release(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}); err != nil || ok {
 		t.Fatalf("stale Release = %v, %v; want refused", ok, err)
 	}
-	if ok, err := h.Store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}, t0.Add(horizon)); err != nil || ok {
+	if ok, err := h.Store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}); err != nil || ok {
 		t.Fatalf("stale MarkUnknown = %v, %v; want refused", ok, err)
 	}
 	wantStatus(t, get(t, h, key, t0.Add(3*time.Minute)), lambdaidem.StatusInProgress, "B")
@@ -275,7 +275,7 @@ func testReleaseKeepsCompleted(t *testing.T, h Harness) {
 	if ok, err := h.Store.Release(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}); err != nil || ok {
 		t.Fatalf("Release of a completed record = %v, %v; want refused", ok, err)
 	}
-	if ok, err := h.Store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}, t0.Add(horizon)); err != nil || ok {
+	if ok, err := h.Store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}); err != nil || ok {
 		t.Fatalf("MarkUnknown of a completed record = %v, %v; want refused", ok, err)
 	}
 	wantStatus(t, get(t, h, key, t0), lambdaidem.StatusCompleted, "A")
@@ -284,7 +284,7 @@ func testReleaseKeepsCompleted(t *testing.T, h Harness) {
 func testUnknownIsKeptAndResolvable(t *testing.T, h Harness) {
 	key := newKey()
 	mustClaim(t, h, claimAt(key, "A", t0))
-	if ok, err := h.Store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}, t0.Add(horizon)); err != nil || !ok {
+	if ok, err := h.Store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key, Token: "A"}); err != nil || !ok {
 		t.Fatalf("MarkUnknown by the owner = %v, %v; want marked", ok, err)
 	}
 	later := t0.Add(10 * time.Minute) // long after the lease
@@ -300,7 +300,7 @@ func testUnknownIsKeptAndResolvable(t *testing.T, h Harness) {
 	// One that learned it did not happen releases it.
 	key2 := newKey()
 	mustClaim(t, h, claimAt(key2, "A", t0))
-	if ok, err := h.Store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key2, Token: "A"}, t0.Add(horizon)); err != nil || !ok {
+	if ok, err := h.Store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key2, Token: "A"}); err != nil || !ok {
 		t.Fatalf("MarkUnknown = %v, %v", ok, err)
 	}
 	if ok, err := h.Store.Release(context.Background(), lambdaidem.Fence{Key: key2, Token: "A"}); err != nil || !ok {

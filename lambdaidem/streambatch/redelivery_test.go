@@ -2,8 +2,10 @@ package streambatch_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,16 +32,31 @@ func invoke(ctx context.Context, h func(context.Context, events.KinesisEvent) (e
 	return resp, err, !answered
 }
 
-// crashOnce makes the ledger's handler die (runtime.Goexit) the first time
-// it reaches the record with the event id.
-func crashOnce(l *ledger, eventID string) {
-	crashed := false
+// crashOnce makes the process die the first time the ledger's handler
+// reaches the record with the event id: the handler's goroutine ends
+// (runtime.Goexit) and, until the invocation has ended, every store call
+// fails, as none gets out of a dead process (the Guard gives the claim back
+// when a handler exits without returning; a crash leaves it in progress).
+// It returns the store option that makes the store a dead process's, and
+// the function that starts a new process after the crash.
+func crashOnce(l *ledger, eventID string) (func(*memstore.Options), func()) {
+	var crashed, dead atomic.Bool
 	l.before = func(_ context.Context, id string) {
-		if id == eventID && !crashed {
-			crashed = true
+		if id == eventID && crashed.CompareAndSwap(false, true) {
+			dead.Store(true)
 			runtime.Goexit()
 		}
 	}
+	return func(o *memstore.Options) {
+			o.Fault = func(string, string) error {
+				if dead.Load() {
+					return errors.New("the process crashed")
+				}
+				return nil
+			}
+		}, func() {
+			dead.Store(false)
+		}
 }
 
 // A crash mid-batch is a function error: Lambda retries the whole batch
@@ -51,15 +68,19 @@ func crashOnce(l *ledger, eventID string) {
 func TestABatchRedeliveredAfterACrashMidBatch(t *testing.T) {
 	ev := loadKinesis(t, "kinesis.json")
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	store := memstore.New()
-	g, p := guarded(t, store, func(o *lambdaidem.Options) { o.Now = clock.Now })
 	l := newLedger()
-	crashOnce(l, ev.Records[2].EventID)
+	dead, restart := crashOnce(l, ev.Records[2].EventID)
+	store := memstore.New(dead)
+	g, p := guarded(t, store, func(o *lambdaidem.Options) {
+		o.Now = clock.Now
+		o.Renew = lambdaidem.RenewNever // standard Lambda: a crashed owner's lease lapses at its deadline
+	})
 	h := p.Kinesis(l.kinesis)
 
 	if _, _, crashed := invoke(t.Context(), h, ev); !crashed {
 		t.Fatal("the first invocation should have crashed at record 2")
 	}
+	restart()
 	if got := l.ran(ev); !slices.Equal(got, []int{1, 1, 0, 0}) {
 		t.Fatalf("before the crash: runs %v, want [1 1 0 0]", got)
 	}
@@ -86,15 +107,16 @@ func TestABatchRedeliveredAfterACrashMidBatch(t *testing.T) {
 // lease to lapse and takes it over in the same invocation.
 func TestABisectedBatchAfterACrash(t *testing.T) {
 	ev := loadKinesis(t, "kinesis.json")
-	store := memstore.New()
+	l := newLedger()
+	dead, restart := crashOnce(l, ev.Records[2].EventID)
+	store := memstore.New(dead)
 	_, p := guarded(t, store, func(o *lambdaidem.Options) {
 		o.InFlight = lambdaidem.Wait
 		o.LeaseMargin = 100 * time.Millisecond
 		o.WaitTimeout = 5 * time.Second
 		o.PollInterval = 10 * time.Millisecond
+		o.Renew = lambdaidem.RenewNever // standard Lambda: a crashed owner's lease lapses at its deadline
 	})
-	l := newLedger()
-	crashOnce(l, ev.Records[2].EventID)
 	h := p.Kinesis(l.kinesis)
 
 	// The crashed invocation's deadline makes its lease short.
@@ -103,6 +125,7 @@ func TestABisectedBatchAfterACrash(t *testing.T) {
 	if _, _, crashed := invoke(ctx, h, ev); !crashed {
 		t.Fatal("the first invocation should have crashed at record 2")
 	}
+	restart()
 
 	// The first half: both completed before the crash, so both replay.
 	first := events.KinesisEvent{Records: ev.Records[:2]}

@@ -18,7 +18,7 @@ import (
 var t0 = time.Unix(1_800_000_000, 0)
 
 func claimOf(key, token string) lambdaidem.Claim {
-	return lambdaidem.Claim{Key: key, Token: token, Fingerprint: "fp", Now: t0, LeaseUntil: t0.Add(time.Minute), ExpiresAt: t0.Add(horizon)}
+	return lambdaidem.Claim{Key: key, Token: token, Fingerprint: "fp", Now: t0, LeaseUntil: t0.Add(time.Minute), HoldUntil: t0.Add(time.Minute), ExpiresAt: t0.Add(horizon)}
 }
 
 func commitOf(key, token string, effects ...any) lambdaidem.Commit {
@@ -287,7 +287,7 @@ func TestEveryCallReportsUnavailable(t *testing.T) {
 		"Commit":      func() error { _, _, err := e.store.Commit(ctx, commitOf("k", "A")); return err },
 		"Transaction": func() error { _, _, err := e.store.Commit(ctx, commitOf("k", "A", e.order("a"))); return err },
 		"Release":     func() error { _, err := e.store.Release(ctx, fence); return err },
-		"MarkUnknown": func() error { _, err := e.store.MarkUnknown(ctx, fence, t0.Add(horizon)); return err },
+		"MarkUnknown": func() error { _, err := e.store.MarkUnknown(ctx, fence); return err },
 		"Get":         func() error { _, err := e.store.Get(ctx, "k", t0); return err },
 	} {
 		err := op()

@@ -29,6 +29,9 @@ func (e *env) guard(t testing.TB, clk *testclock.Clock, optFns ...func(*lambdaid
 	fns := append([]func(*lambdaidem.Options){func(o *lambdaidem.Options) {
 		o.RetryHorizon = horizon
 		o.Lease = time.Minute
+		// Standard Lambda, which stops a handler at its deadline; tests of
+		// renewing owners set RenewAlways.
+		o.Renew = lambdaidem.RenewNever
 		if clk != nil {
 			o.Now = clk.Now
 		}

@@ -93,6 +93,8 @@ func TestRecordAttributes(t *testing.T) {
 		"id": S("k"), "status": S("INPROGRESS"), "attempt": S("A"), "attempts": N("1"), "validation": S("fp"),
 		"expiration":             N("1800003600"),
 		"in_progress_expiration": N("1800000060000"),
+		"hold_until":             N("1800000060000"),
+		"renews":                 &types.AttributeValueMemberBOOL{Value: false},
 		"created_at":             N("1800000000000"),
 	}
 	compareItems(t, "claimed", got, want)

@@ -169,19 +169,23 @@ func TestResolveSettlesOnlyUnknownOrAbandonedExternalRecords(t *testing.T) {
 	running, _ := r.Read(ctx, recordKey("running"))
 	completed, _ := r.Read(ctx, recordKey("completed"))
 
-	for name, rec := range map[string]lambdaidem.Record{"completed": completed, "in progress with a live lease": running} {
-		if err := r.Resolve(ctx, rec, dynamostore.Resolution{Done: true, Outcome: outcome, Now: clk.Now()}); !errors.Is(err, dynamostore.ErrNotSettleable) {
-			t.Errorf("%s: Resolve = %v; want ErrNotSettleable", name, err)
-		}
+	if err := r.Resolve(ctx, completed, dynamostore.Resolution{Done: true, Outcome: outcome, Now: clk.Now()}); !errors.Is(err, dynamostore.ErrNotSettleable) {
+		t.Errorf("completed: Resolve = %v; want ErrNotSettleable", err)
+	}
+	// Its owner may still be running: held, and the error says until when.
+	var held *dynamostore.HeldError
+	if err := r.Resolve(ctx, running, dynamostore.Resolution{Done: true, Outcome: outcome, Now: clk.Now()}); !errors.As(err, &held) ||
+		!errors.Is(err, dynamostore.ErrHeld) || !held.Until.Equal(r.HoldUntil(running)) {
+		t.Errorf("in progress with a live lease: Resolve = %v; want a HeldError until %v", err, r.HoldUntil(running))
 	}
 	// Once the owner's lease has lapsed (it died after the effect began),
 	// the record is as good as UNKNOWN.
-	if !dynamostore.Settleable(running, running.LeaseUntil.Add(time.Millisecond)) {
+	if !r.Judge(running, r.HoldUntil(running).Add(time.Millisecond)).Settleable() {
 		t.Error("an external record whose lease lapsed is not settleable")
 	}
 	noExternal := running
 	noExternal.External = false
-	if dynamostore.Settleable(noExternal, running.LeaseUntil.Add(time.Millisecond)) {
+	if r.Judge(noExternal, r.HoldUntil(running).Add(time.Millisecond)).Settleable() {
 		t.Error("a lapsed record without an external effect is settleable; a retry takes it over instead")
 	}
 	close(finish)
@@ -213,7 +217,9 @@ func TestSettlingIsFencedOnWhatWasRead(t *testing.T) {
 		"resolve not done": func(r *dynamostore.Records, rec lambdaidem.Record, now time.Time) error {
 			return r.Resolve(ctx, rec, dynamostore.Resolution{Now: now})
 		},
-		"forget": func(r *dynamostore.Records, rec lambdaidem.Record, _ time.Time) error { return r.Forget(ctx, rec) },
+		"forget": func(r *dynamostore.Records, rec lambdaidem.Record, now time.Time) error {
+			return r.Forget(ctx, rec, dynamostore.Forgetting{Now: now})
+		},
 	}
 	e := newEnv(t)
 	clk := newClock()
@@ -260,7 +266,7 @@ func TestSettlingIsFencedOnWhatWasRead(t *testing.T) {
 	t.Run("unchanged/forget", func(t *testing.T) {
 		leaveUnknown(t, g, "unchanged")
 		rec, _ := r.Read(ctx, recordKey("unchanged"))
-		if err := r.Forget(ctx, rec); err != nil {
+		if err := r.Forget(ctx, rec, dynamostore.Forgetting{Now: clk.Now()}); err != nil {
 			t.Fatalf("Forget of an unchanged record: %v", err)
 		}
 		if _, err := r.Read(ctx, recordKey("unchanged")); !errors.Is(err, dynamostore.ErrRecordNotFound) {
@@ -473,7 +479,7 @@ func TestSettlingDuringATransactionIsRefused(t *testing.T) {
 		done <- err
 	}()
 	waitUntil(t, "the transaction to get in flight", func() bool { return p.InFlight() > 0 })
-	if err := r.Forget(ctx, rec); !errors.Is(err, dynamostore.ErrRecordChanged) {
+	if err := r.Forget(ctx, rec, dynamostore.Forgetting{Now: clk.Now()}); !errors.Is(err, dynamostore.ErrRecordChanged) {
 		t.Fatalf("Forget during the transaction = %v; want ErrRecordChanged", err)
 	}
 	release()

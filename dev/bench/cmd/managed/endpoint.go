@@ -264,8 +264,8 @@ func (r *router) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, er
 func (r *router) Release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
 	return r.of(f.Key).Release(ctx, f)
 }
-func (r *router) MarkUnknown(ctx context.Context, f lambdaidem.Fence, exp time.Time) (bool, error) {
-	return r.of(f.Key).MarkUnknown(ctx, f, exp)
+func (r *router) MarkUnknown(ctx context.Context, f lambdaidem.Fence) (bool, error) {
+	return r.of(f.Key).MarkUnknown(ctx, f)
 }
 func (r *router) Get(ctx context.Context, key string, now time.Time) (lambdaidem.Record, error) {
 	return r.of(key).Get(ctx, key, now)
