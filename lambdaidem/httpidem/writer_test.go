@@ -308,3 +308,35 @@ func TestNewValidates(t *testing.T) {
 }
 
 var timeZero time.Time
+
+// A body past the Guard's MaxOutcomeSize fails the handler's Write with
+// ErrResponseTooLarge, so the capture stays bounded and a streaming
+// handler can stop; the request is answered 500 response-too-large and
+// nothing is stored.
+func TestResponseAboveTheOutcomeCap(t *testing.T) {
+	var writeErr error
+	var written int
+	var runs atomic.Int32
+	h := newMiddleware(t, memstore.New(), func(o *lambdaidem.Options) { o.MaxOutcomeSize = 1000 })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs.Add(1)
+		chunk := []byte(strings.Repeat("x", 400))
+		for range 10 {
+			n, err := w.Write(chunk)
+			written += n
+			if err != nil {
+				writeErr = err
+				return
+			}
+		}
+	}))
+	rec := serve(h, post(`{}`))
+	if !errors.Is(writeErr, httpidem.ErrResponseTooLarge) || written > 1000 {
+		t.Fatalf("Write: %v after %d bytes; want ErrResponseTooLarge within the cap", writeErr, written)
+	}
+	if rec.Code != 500 || !strings.Contains(rec.Body.String(), httpidem.ProblemResponseTooLarge) {
+		t.Fatalf("%d %s, want 500 %s", rec.Code, rec.Body.String(), httpidem.ProblemResponseTooLarge)
+	}
+	if serve(h, post(`{}`)); runs.Load() != 2 {
+		t.Fatalf("%d runs: the retry must run again", runs.Load())
+	}
+}
