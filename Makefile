@@ -11,6 +11,15 @@ EXAMPLES = api-gateway sqs function-url relay
 # and dev (benchmarks, chaos, the end-to-end suite, the demo, integration tests,
 # tools). cdk/ is one more, tested on its own (it needs Node.js).
 MODULES = . ddbtest kmsseal cmd/lambdaidem outboxaws examples dev
+# The published modules, in dependency order (dev/release/published, which the
+# release scripts read too): each is tagged at a release (vX.Y.Z at the root,
+# <folder>/vX.Y.Z for a nested one).
+PUBLISHED = $(shell cat dev/release/published)
+
+# The modules build against each other's working trees through go.work. In the
+# root folder a workspace's ./... would also match every nested module, so the
+# root module's own steps run with GOWORK=off (it requires no local module).
+IN_MODULE = if [ "$$m" = . ]; then export GOWORK=off; fi
 
 # The only modules the library's go.mod may require (% matches a suffix): the
 # Lambda runtime, the AWS SDK's core and DynamoDB client, smithy-go, and the
@@ -25,7 +34,7 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test fmt-check vet lint tools api-check unit mod-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean
+.PHONY: all test fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean
 
 all: test
 
@@ -39,10 +48,10 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
-	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
+	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(IN_MODULE) && $(GO) vet ./...) || exit 1; done
 
 unit:
-	@for m in $(MODULES); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+	@for m in $(MODULES); do echo "go test -race ($$m)"; (cd $$m && $(IN_MODULE) && $(GO) test -race -count=1 ./...) || exit 1; done
 
 ## tools: the pinned staticcheck and apidiff
 tools: $(STATICCHECK) $(APIDIFF)
@@ -53,13 +62,13 @@ $(APIDIFF):
 
 ## lint: staticcheck (pinned) over every module, e2e's tagged files included
 lint: $(STATICCHECK)
-	@for m in $(MODULES); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+	@for m in $(MODULES); do echo "staticcheck ($$m)"; (cd $$m && $(IN_MODULE) && $(STATICCHECK) ./...) || exit 1; done
 	cd dev && $(STATICCHECK) -tags e2e ./e2e/...
 
-## api-check: the library's exported API against the last release tag (v*): fails on an
+## api-check: the library's exported API against the newest release tag (v*) behind HEAD: fails on an
 ## incompatible change (see docs/compatibility.md). Without a tag there is nothing to compare.
 api-check: $(APIDIFF)
-	@base=$$(git describe --tags --abbrev=0 --match 'v[0-9]*' HEAD 2>/dev/null); \
+	@export GOWORK=off; base=$$(git describe --tags --abbrev=0 --match 'v[0-9]*' HEAD 2>/dev/null); \
 	if [ -z "$$base" ]; then echo "api-check: no release tag (v*) yet: nothing to compare the API with"; exit 0; fi; \
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	git archive "$$base" | tar -x -C "$$tmp" && \
@@ -69,19 +78,36 @@ api-check: $(APIDIFF)
 	if [ -n "$$out" ]; then echo "api-check: incompatible with $$base:"; echo "$$out"; exit 1; fi; \
 	echo "api-check: compatible with $$base"
 
-## mod-check: the library's go.mod requires nothing outside ROOT_ALLOW and replaces nothing;
-## every module's go.mod and go.sum are tidy; every go.mod in the repository is in MODULES
+## mod-check: the library's go.mod requires nothing outside ROOT_ALLOW; no published module
+## replaces anything; every module's go.mod and go.sum are tidy (dev/release/tidy.sh: tidy
+## with the local modules as go.work has them); every go.mod in the repository is in MODULES
+## and in go.work, whose module graph loads
 mod-check:
 	@for d in $$(git ls-files '*go.mod' | xargs -n1 dirname); do case " $(MODULES) cdk " in *" $$d "*) ;; \
-	  *) echo "$$d/go.mod: a module missing from MODULES in the Makefile (its tests would not run)"; exit 1;; esac; done
-	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null) || \
-	  { echo "$$m: go.mod or go.sum is not tidy: run go mod tidy there"; exit 1; }; done
+	  *) echo "$$d/go.mod: a module missing from MODULES in the Makefile (its tests would not run)"; exit 1;; esac; \
+	  $(GO) work edit -json | grep -q "\"DiskPath\": \"$$(if [ $$d = . ]; then echo .; else echo ./$$d; fi)\"" || \
+	  { echo "$$d: a module missing from go.work (go work use ./$$d)"; exit 1; }; done
+	@for m in $(PUBLISHED); do if grep -q '^replace' $$m/go.mod; then \
+	  echo "$$m/go.mod: a published module must not use replace (go install pkg@version refuses it; go.work joins the modules)"; exit 1; fi; done
+	@$(GO) list -m all >/dev/null || { echo "go.work: the workspace's module graph does not load (a replace line for a version some module requires?)"; exit 1; }
+	@dev/release/tidy.sh -check $(MODULES) cdk
 	@reqs=$$(awk '/^require \(/{b=1;next} b&&/^\)/{b=0;next} b&&NF{print $$1} /^require [^(]/{print $$2}' go.mod); \
 	bad=$$(for r in $$reqs; do ok=; for a in $(ROOT_ALLOW); do case $$a in \
 	  *%) case $$r in $${a%\%}*) ok=1;; esac;; *) [ "$$r" = "$$a" ] && ok=1;; esac; done; [ -n "$$ok" ] || echo $$r; done); \
 	if [ -n "$$bad" ]; then echo "go.mod requires modules outside the allow-list (ROOT_ALLOW in the Makefile):"; echo "$$bad"; \
-	  echo "production code may import only these; put test and tool dependencies in a nested module (docs/modules.md)"; exit 1; fi; \
-	if grep -q '^replace' go.mod; then echo "go.mod: the library module must not use replace"; exit 1; fi
+	  echo "production code may import only these; put test and tool dependencies in a nested module (docs/modules.md)"; exit 1; fi
+
+## release: in a clone, the release commit and one tag per published module at VERSION, nothing
+## pushed (docs/modules.md, "Releasing"): make release VERSION=v0.1.0
+release:
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=vX.Y.Z"; exit 1; }
+	dev/release/release.sh $(VERSION)
+
+## release-check: the released modules as a user gets them, from a module proxy in a folder and
+## from git, with an empty module cache (VERSION, else the release tag on HEAD, else a throwaway
+## release in a clone)
+release-check:
+	dev/release/check.sh $(VERSION)
 
 ## download: every module's dependencies (what .ci/run fetches on a fresh machine)
 download:

@@ -1,6 +1,6 @@
 module github.com/lambdaidem/lambdaidem/dev
 
-go 1.26
+go 1.26.0
 
 // Development against the modules in this repository. This module is never
 // published (docs/modules.md): it holds the benchmarks, chaos, the end-to-end
@@ -27,6 +27,7 @@ require (
 	github.com/lambdaidem/lambdaidem/examples v0.0.0-00010101000000-000000000000
 	github.com/lambdaidem/lambdaidem/outboxaws v0.0.0-00010101000000-000000000000
 	github.com/sirupsen/logrus v1.9.4
+	golang.org/x/mod v0.42.0
 )
 
 require (

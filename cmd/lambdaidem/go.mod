@@ -29,12 +29,3 @@ require (
 	github.com/lambdaidem/lambdaidem/ddbtest v0.0.0-00010101000000-000000000000
 	github.com/truora/minidyn v0.8.2 // indirect
 )
-
-// Development against the library in this repository. A release of the
-// command pins the tagged library version and drops this line, as
-// `go install …@<version>` refuses a module with a replace directive.
-replace github.com/lambdaidem/lambdaidem => ../..
-
-replace github.com/lambdaidem/lambdaidem/ddbtest => ../../ddbtest
-
-replace github.com/lambdaidem/lambdaidem/kmsseal => ../../kmsseal
