@@ -68,12 +68,14 @@ awk -v v="$V" -v d="$today" -v url="$url" -v prev="$prev" '
 cp "$tmp/CHANGELOG.md" CHANGELOG.md
 
 # 2. Requirements on the published modules, and go.work's replaces.
+edited=" "
 for m in $PUBLISHED $UNPUBLISHED; do
   for p in $PUBLISHED; do
     pp=$(path_of "$p")
     [ "$pp" = "$(path_of "$m")" ] && continue
     if awk -v p="$pp" '/^require \(/{b=1;next} b&&/^\)/{b=0;next} (b&&$1==p)||($1=="require"&&$2==p){f=1} END{exit !f}' "$m/go.mod"; then
       go mod edit -require="$pp@$V" "$m/go.mod"
+      edited="$edited$m "
     fi
   done
 done
@@ -89,14 +91,19 @@ ambient_proxy=$(go env GOPROXY)
 shared_cache=$(go env GOMODCACHE)/cache/download
 export GOWORK=off GOTOOLCHAIN=local GOMODCACHE="$tmp/modcache" GOFLAGS="${GOFLAGS:-} -modcacherw"
 export GOPROXY="file://$tmp/proxy,file://$shared_cache,$ambient_proxy" GONOSUMDB="$root" GOPRIVATE= GONOPROXY=
+# A module that requires none of them (the library, the CDK construct) is
+# unchanged: make mod-check keeps it tidy.
 for m in $PUBLISHED; do
-  echo "release: go mod tidy ($m)"
-  (cd "$m" && go mod tidy) || die "$m: go mod tidy against the release's proxy failed"
-  git add -A "$m"
-  git commit -q --amend --no-edit
+  if [[ $edited == *" $m "* ]]; then
+    echo "release: go mod tidy ($m)"
+    (cd "$m" && go mod tidy) || die "$m: go mod tidy against the release's proxy failed"
+    git add -A "$m"
+    git commit -q --amend --no-edit
+  fi
   "$tmp/modproxy" -repo . -out "$tmp/proxy" -version "$V" -rev HEAD "$m" >/dev/null
 done
 for m in $UNPUBLISHED; do
+  [[ $edited == *" $m "* ]] || continue
   echo "release: go mod tidy ($m)"
   (cd "$m" && go mod tidy) || die "$m: go mod tidy failed"
 done
