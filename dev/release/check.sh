@@ -18,8 +18,9 @@
 #   1. go get of the test kit alone, in a module that requires nothing yet: it
 #      must bring the library at the same version;
 #   2. a test using the kit;
-#   3. go get of the library and kmsseal, a build of README's two-minute program
-#      (the block marked <!-- compiled: … -->, as README shows it);
+#   3. go get of the library, kmsseal and outboxaws, a build of README's
+#      two-minute program (the block marked <!-- compiled: … -->, as README
+#      shows it) with a file importing kmsseal and outboxaws;
 #   4. go get of the CDK construct (no build: its bindings need Node.js);
 #   5. go install …/cmd/lambdaidem@vX.Y.Z, and lambdaidem --help.
 # Third-party modules come from the machine's module cache used as a read-only
@@ -37,7 +38,7 @@ V=${1:-}
 cd "$(git rev-parse --show-toplevel)"
 repo=$PWD
 root=$(awk '$1=="module"{print $2; exit}' go.mod)
-PUBLISHED=". ddbtest kmsseal cmd/lambdaidem cdk"
+PUBLISHED=$(cat dev/release/published)
 tag_of() { if [ "$1" = . ]; then echo "$V"; else echo "$1/$V"; fi; }
 
 tmp=$(mktemp -d)
@@ -144,11 +145,11 @@ run_pass() {
   go mod tidy
   go test -count=1 ./...
 
-  step "3. go get the library and kmsseal; build README's two-minute program"
+  step "3. go get the library, kmsseal and outboxaws; build README's two-minute program"
   user app
-  go get "$root@$V" "$root/kmsseal@$V"
+  go get "$root@$V" "$root/kmsseal@$V" "$root/outboxaws@$V"
   cp "$tmp/twominutes.go" main.go
-  printf 'package main\n\nimport "%s/kmsseal"\n\n// kmsseal builds too.\nvar _ = kmsseal.New\n' "$root" >kms.go
+  printf 'package main\n\nimport (\n\t"%s/kmsseal"\n\t"%s/outboxaws"\n)\n\nvar _, _ = kmsseal.New, outboxaws.New\n' "$root" "$root" >more.go
   go mod tidy
   go build -o "$work/twominutes" .
   grep "^$root[ /]" go.sum "$work/kituser/go.sum" | sed "s#^$work/##" | sort >"$work/sums"

@@ -12,8 +12,8 @@
 #     stands), with an empty module cache, GOWORK=off. The unpublished modules
 #     (their replace directives point at the working trees) are tidied too.
 #  4. One commit ("release vX.Y.Z"), then one annotated tag per published
-#     module: vX.Y.Z, ddbtest/vX.Y.Z, kmsseal/vX.Y.Z, cmd/lambdaidem/vX.Y.Z,
-#     cdk/vX.Y.Z.
+#     module (dev/release/published): vX.Y.Z, ddbtest/vX.Y.Z, kmsseal/vX.Y.Z,
+#     outboxaws/vX.Y.Z, cmd/lambdaidem/vX.Y.Z, cdk/vX.Y.Z.
 #
 # Then make release-check proves the tags as a user gets them.
 set -euo pipefail
@@ -30,8 +30,9 @@ repo=$PWD
 [ -d .git ] || die "run in a clone, not a worktree (golang.org/x/mod/zip reads a .git folder): git clone $repo /tmp/lambdaidem-release && cd /tmp/lambdaidem-release && make release VERSION=$V"
 [ -z "$(git status --porcelain)" ] || die "the working tree has changes: commit or remove them first"
 
-# Published modules in dependency order (each requires only ones before it).
-PUBLISHED=". ddbtest kmsseal cmd/lambdaidem cdk"
+# Published modules in dependency order (each requires only ones before it);
+# the Makefile reads the same file.
+PUBLISHED=$(cat dev/release/published)
 UNPUBLISHED="examples dev"
 root=$(awk '$1=="module"{print $2; exit}' go.mod)
 path_of() { if [ "$1" = . ]; then echo "$root"; else echo "$root/$1"; fi; }
