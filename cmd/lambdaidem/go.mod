@@ -7,7 +7,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/aws-sdk-go-v2/service/kms v1.63.0
-	github.com/lambdaidem/lambdaidem v0.0.0
+	github.com/lambdaidem/lambdaidem v0.0.0-00010101000000-000000000000
 	github.com/lambdaidem/lambdaidem/kmsseal v0.0.0-00010101000000-000000000000
 )
 

@@ -80,7 +80,8 @@ for m in $PUBLISHED $UNPUBLISHED; do
     fi
   done
 done
-awk -v v="$V" '/^replace \(/{b=1;print;next} b&&/^\)/{b=0} b&&NF&&$3=="=>"{$2=v; print "\t" $0; next} {print}' go.work >"$tmp/go.work"
+awk -v v="$V" '/^replace \(/{b=1;print;next} b&&/^\)/{b=0} b&&NF&&$3=="=>"{$2=v; print "\t" $0; next}
+  /^replace [^(]/&&$4=="=>"{$3=v} {print}' go.work >"$tmp/go.work"
 cp "$tmp/go.work" go.work
 go work edit -fmt
 
