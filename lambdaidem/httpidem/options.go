@@ -81,7 +81,11 @@ type Options struct {
 	// (APIGatewayV2), else the method and the normalized path, so that
 	// "/payments/", "//payments" and "/%70ayments" are one route. Keys are
 	// scoped by the route, and a pattern's path parameters are part of the
-	// fingerprint.
+	// fingerprint; where their values cannot be read (an API Gateway route
+	// key, whose request context carries none; a router that sets no path
+	// values) the normalized path stands in for them. To share records with
+	// apigw on a route with parameters, let the middleware see the ServeMux
+	// pattern (wrap the handler you register).
 	Route func(r *http.Request) string
 
 	// MaxBodySize caps the body of a keyed request, which the middleware

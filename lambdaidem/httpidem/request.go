@@ -32,6 +32,10 @@ func (m *middleware) mapRequest(req *httpengine.Request, r *http.Request, body [
 		req.Route = pattern
 	case req.Route == "":
 		req.Route = req.Method + " " + httpengine.NormalizePath(path)
+	case strings.Contains(req.Route, "{"):
+		// An API Gateway route with parameters whose values the request
+		// context does not carry: the normalized path stands in for them.
+		req.PathParameters = map[string]string{"$path": httpengine.NormalizePath(path)}
 	}
 }
 

@@ -288,3 +288,52 @@ func TestJWTLambdaAndContainerShareRecords(t *testing.T) {
 type claimsKey struct{}
 
 type claims struct{ iss, sub string }
+
+// Behind aws-lambda-go-api-proxy on a REST API: the request context that
+// Options.APIGatewayV1 hands over names the Lambda authorizer's
+// principalId, which scopes the keys as apigw.WrapV1 scopes them, and its
+// resource path is the route; a context that shows an authorizer but no
+// caller is refused.
+func TestAPIGatewayV1Context(t *testing.T) {
+	type restKey struct{}
+	mw, err := httpidem.New(guard(t, memstore.New()), "CreatePayment", func(o *httpidem.Options) {
+		o.Logger = discard
+		o.APIGatewayV1 = func(ctx context.Context) (events.APIGatewayProxyRequestContext, bool) {
+			rc, ok := ctx.Value(restKey{}).(events.APIGatewayProxyRequestContext)
+			return rc, ok
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	h := mw(counting(&runs))
+	send := func(principal, path string) *httptest.ResponseRecorder {
+		rc := events.APIGatewayProxyRequestContext{ResourcePath: "/payments/{id}", HTTPMethod: "POST",
+			Authorizer: map[string]any{"principalId": principal}}
+		if principal == "" {
+			rc.Authorizer = map[string]any{"plan": "pro"} // a coarse context: no caller
+		}
+		r := post(`{}`)
+		r.URL.Path = path
+		return serve(h, r.WithContext(context.WithValue(r.Context(), restKey{}, rc)))
+	}
+	steps := []struct {
+		principal, path string
+		status          int
+		replayed        bool
+		runs            int32
+	}{
+		{"alice", "/payments/1", 201, false, 1},
+		{"alice", "/payments/1", 201, true, 1},
+		{"alice", "/payments/2", 422, false, 1}, // another resource of the route, the same key
+		{"bob", "/payments/1", 201, false, 2},
+		{"", "/payments/1", 500, false, 2},
+	}
+	for i, s := range steps {
+		rec := send(s.principal, s.path)
+		if rec.Code != s.status || (rec.Header().Get("Idempotent-Replayed") == "true") != s.replayed || runs.Load() != s.runs {
+			t.Fatalf("step %d: %d %v %s after %d runs; want %d replayed=%v after %d", i, rec.Code, rec.Header(), rec.Body.String(), runs.Load(), s.status, s.replayed, s.runs)
+		}
+	}
+}
