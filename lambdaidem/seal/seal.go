@@ -89,6 +89,7 @@ type Sealer struct {
 type dataKey struct {
 	aead      cipher.AEAD
 	mac       []byte // the fingerprint key derived from it
+	named     string // fingerprintPrefix, the encrypted key in base64url, "."
 	encrypted []byte
 	born      time.Time
 	uses      int
@@ -223,7 +224,9 @@ func (s *Sealer) KeyFingerprint(ctx context.Context, key, fingerprint string) (s
 		return "", err
 	}
 	enc := base64.RawURLEncoding
-	return fingerprintPrefix + enc.EncodeToString(dk.encrypted) + "." + enc.EncodeToString(fingerprintMAC(dk.mac, key, fingerprint)), nil
+	mac := fingerprintMAC(dk.mac, key, fingerprint)
+	out := make([]byte, 0, len(dk.named)+enc.EncodedLen(len(mac)))
+	return string(enc.AppendEncode(append(out, dk.named...), mac)), nil
 }
 
 // SameFingerprint reports whether stored, a record key's stored
@@ -298,7 +301,8 @@ func (s *Sealer) fresh(ctx context.Context, slot **dataKey, count bool) (*dataKe
 	if len(encrypted) == 0 || len(encrypted) > 0xffff {
 		return nil, fmt.Errorf("seal: generate data key: encrypted key of %d bytes", len(encrypted))
 	}
-	*slot = &dataKey{aead: c.aead, mac: c.mac, encrypted: encrypted, born: now, uses: 1}
+	named := fingerprintPrefix + base64.RawURLEncoding.EncodeToString(encrypted) + "."
+	*slot = &dataKey{aead: c.aead, mac: c.mac, named: named, encrypted: encrypted, born: now, uses: 1}
 	s.remember(string(encrypted), c)
 	return *slot, nil
 }
