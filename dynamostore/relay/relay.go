@@ -128,6 +128,11 @@ func (r *Relay) Handler() func(context.Context, events.DynamoDBEvent) (events.Dy
 // record handles one stream record.
 func (r *Relay) record(ctx context.Context, rec events.DynamoDBEventRecord) error {
 	image := rec.Change.NewImage
+	if image == nil && rec.EventName != "REMOVE" {
+		// A KEYS_ONLY or OLD_IMAGE stream: passing would skip every message.
+		return fmt.Errorf("%w: the %s record has no new image: the outbox table's stream view type must be NEW_IMAGE or NEW_AND_OLD_IMAGES",
+			ErrMalformed, rec.EventName)
+	}
 	status, ok := image[outboxitem.StatusAttr]
 	if !ok || status.DataType() != events.DataTypeString || status.String() != outboxitem.Pending {
 		return nil

@@ -573,3 +573,22 @@ func TestRelayOvertaken(t *testing.T) {
 		t.Errorf("sent %v; want %v", got, want)
 	}
 }
+
+// TestStreamWithoutNewImagesFails: a stream that carries no new images
+// (KEYS_ONLY, OLD_IMAGE) would make the relay skip every message; its
+// records fail loudly instead. A REMOVE (TTL) passes.
+func TestStreamWithoutNewImagesFails(t *testing.T) {
+	e := newEnv(t)
+	k := recordKey("o-1")
+	if err := e.accept(context.Background(), e.guard(t), "o-1"); err != nil {
+		t.Fatal(err)
+	}
+	insert := e.change(t, "INSERT", k)
+	insert.Change.NewImage = nil
+	if failed := e.handle(t, e.relay, insert); len(failed) != 1 {
+		t.Fatalf("a record without a new image passed (%v)", failed)
+	}
+	if failed := e.handle(t, e.relay, e.change(t, "REMOVE", k)); len(failed) != 0 {
+		t.Fatalf("a removal failed (%v)", failed)
+	}
+}
