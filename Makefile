@@ -3,7 +3,7 @@
 
 GO      ?= go
 ARCHES  ?= arm64 amd64
-EXAMPLES = api-gateway sqs function-url relay
+EXAMPLES = api-gateway sqs function-url relay stream
 
 # The Go modules (see docs/modules.md): the library at the root, which requires only
 # what production code imports; the published nested modules (the test kit,
@@ -190,12 +190,18 @@ build:
 	  (cd dev && $(GO) run ./tools/zipit -o $(CURDIR)/build/$$ex-$$arch.zip $(CURDIR)/build/$$ex/$$arch/bootstrap) || exit 1; \
 	done; done
 
-## synth: both CloudFormation templates in cdk/cdk.out, without AWS credentials or the CDK CLI
+## synth: every stack's CloudFormation template in cdk/cdk.out, without AWS credentials or the CDK CLI
 ## (SYNTH_CONTEXT: -c key=value pairs; the default lets the payments API synthesize without a JWT
 ## authorizer, which a deployment refuses unless asked: see cdk/README.md)
-SYNTH_CONTEXT ?= -c publicApi=true -c relayZip=../build/relay-arm64.zip
+# EXAMPLE_ZIPS: the zips of the stacks the app adds only when given their zip (the outbox relay, the
+# stream example's ledger, the net/http example's Function URL), for SYNTH_ARCH (default arm64);
+# synth and deploy pass them, so that every example make build zips is deployed.
+SYNTH_ARCH ?= arm64
+EXAMPLE_ZIPS = -c arch=$(SYNTH_ARCH) -c relayZip=../build/relay-$(SYNTH_ARCH).zip \
+               -c ledgerZip=../build/stream-$(SYNTH_ARCH).zip -c functionUrlZip=../build/function-url-$(SYNTH_ARCH).zip
+SYNTH_CONTEXT ?= -c publicApi=true
 synth: build
-	cd cdk && $(GO) run . -o cdk.out $(SYNTH_CONTEXT)
+	cd cdk && $(GO) run . -o cdk.out $(EXAMPLE_ZIPS) $(SYNTH_CONTEXT)
 	@ls cdk/cdk.out/*.template.json
 
 ## deploy: a real deployment (needs AWS credentials; see cdk/README.md). The payments API needs a JWT
@@ -203,7 +209,7 @@ synth: build
 CDK_CLI ?= npx --yes aws-cdk@2.1148.1
 DEPLOY_CONTEXT ?=
 deploy: build
-	cd cdk && $(CDK_CLI) deploy --all $(DEPLOY_CONTEXT)
+	cd cdk && $(CDK_CLI) deploy --all $(EXAMPLE_ZIPS) $(DEPLOY_CONTEXT)
 
 ## aws-verify: evidence from real AWS (opt-in; needs credentials, a Region, a CDK-bootstrapped
 ## account and Node.js): prints what it creates, the cost and time, asks, deploys the CDK app's

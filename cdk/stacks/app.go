@@ -22,6 +22,13 @@ const (
 	// orders stack publishes "order accepted" events through the outbox
 	// (see [OrdersProps.RelayZip]). Default: no outbox.
 	ContextRelayZip = "relayZip"
+	// ContextLedgerZip is the stream example's zip (examples/stream): set,
+	// the app adds the ledger stack ([NewLedgerStack]). Default: none.
+	ContextLedgerZip = "ledgerZip"
+	// ContextFunctionURLZip is the net/http example's zip
+	// (examples/function-url): set, the app adds the Function URL stack
+	// ([NewFunctionURLStack]). Default: none.
+	ContextFunctionURLZip = "functionUrlZip"
 	// ContextJWTIssuer is the JWT authorizer's issuer URL.
 	ContextJWTIssuer = "jwtIssuer"
 	// ContextJWTAudience is the JWT authorizer's audience: a comma-separated
@@ -90,6 +97,12 @@ type Config struct {
 	OrdersZip string
 	// RelayZip is the outbox relay's zip ([ContextRelayZip]); "" for none.
 	RelayZip string
+	// LedgerZip is the stream example's zip ([ContextLedgerZip]); "" for
+	// no ledger stack.
+	LedgerZip string
+	// FunctionURLZip is the net/http example's zip ([ContextFunctionURLZip]);
+	// "" for no Function URL stack.
+	FunctionURLZip string
 	// JWTIssuer is the JWT authorizer's issuer ([ContextJWTIssuer]).
 	JWTIssuer string
 	// JWTAudience is the JWT authorizer's audience ([ContextJWTAudience]).
@@ -147,7 +160,8 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 		c.Arch = arch
 	}
 	c.PaymentsZip, c.OrdersZip = DefaultZips(c.Arch)
-	for key, dst := range map[string]*string{ContextPaymentsZip: &c.PaymentsZip, ContextOrdersZip: &c.OrdersZip, ContextRelayZip: &c.RelayZip} {
+	for key, dst := range map[string]*string{ContextPaymentsZip: &c.PaymentsZip, ContextOrdersZip: &c.OrdersZip, ContextRelayZip: &c.RelayZip,
+		ContextLedgerZip: &c.LedgerZip, ContextFunctionURLZip: &c.FunctionURLZip} {
 		s, err := str(key)
 		if err != nil {
 			return c, err
@@ -243,7 +257,8 @@ func ConfigFromContext(node constructs.Node) (Config, error) {
 }
 
 // Build adds the payments and orders stacks to app (and, with
-// [ContextVerifyStack], the verify stack), configured from its context, each
+// [ContextLedgerZip], the ledger stack, with [ContextFunctionURLZip], the
+// Function URL stack, with [ContextVerifyStack], the verify stack), configured from its context, each
 // id followed by the [ContextStackSuffix]. It returns the first error.
 func Build(app awscdk.App) error {
 	c, err := ConfigFromContext(app.Node())
@@ -276,6 +291,27 @@ func Build(app awscdk.App) error {
 		DestroyTables: c.DestroyTables,
 	}); err != nil {
 		return err
+	}
+	if c.LedgerZip != "" {
+		if _, err := NewLedgerStack(app, LedgerStackID+c.StackSuffix, LedgerProps{
+			StackProps:    awscdk.StackProps{Description: strPtr("lambdaidem example: Kinesis and DynamoDB Streams ledger with idempotency")},
+			CodeZip:       c.LedgerZip,
+			Arch:          c.Arch,
+			DestroyTables: c.DestroyTables,
+		}); err != nil {
+			return err
+		}
+	}
+	if c.FunctionURLZip != "" {
+		if _, err := NewFunctionURLStack(app, FunctionURLStackID+c.StackSuffix, FunctionURLProps{
+			StackProps:    awscdk.StackProps{Description: strPtr("lambdaidem example: net/http payments on a Function URL with idempotency")},
+			CodeZip:       c.FunctionURLZip,
+			Arch:          c.Arch,
+			TTL:           c.PaymentsTTL,
+			DestroyTables: c.DestroyTables,
+		}); err != nil {
+			return err
+		}
 	}
 	if c.VerifyStack {
 		_, err = NewVerifyStack(app, VerifyStackID+c.StackSuffix, awscdk.StackProps{Description: strPtr("lambdaidem aws-verify: the checks' tables (throwaway)")})

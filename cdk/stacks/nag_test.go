@@ -21,8 +21,10 @@ func nagApp(t *testing.T, context map[string]any) map[string]awscdk.Stack {
 	t.Helper()
 	zip := cdktest.DummyZip(t)
 	context["paymentsZip"], context["ordersZip"] = zip, zip
-	if context["relayZip"] != nil {
-		context["relayZip"] = zip
+	for _, key := range []string{"relayZip", "ledgerZip", "functionUrlZip"} {
+		if context[key] != nil {
+			context[key] = zip
+		}
 	}
 	app := cdktest.NewApp(t, context)
 	require.NoError(t, stacks.Build(app))
@@ -43,7 +45,8 @@ func TestAppPassesCdkNag(t *testing.T) {
 	for name, context := range map[string]map[string]any{
 		"deployed, JWT authorizer": {"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments"},
 		"with the outbox relay and the verify stack, side by side": {"jwtIssuer": "https://issuer.example.com/",
-			"jwtAudience": "payments", "relayZip": "dummy", "verifyStack": "true", "stackSuffix": "-nag"},
+			"jwtAudience": "payments", "relayZip": "dummy", "ledgerZip": "dummy", "functionUrlZip": "dummy",
+			"verifyStack": "true", "stackSuffix": "-nag"},
 		"no HTTP API, amd64": {"httpApi": "false", "arch": "amd64"},
 		"sealing on, throwaway tables": {"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments",
 			"sealing": "true", "destroyTables": "true"},
@@ -52,7 +55,8 @@ func TestAppPassesCdkNag(t *testing.T) {
 			all := nagApp(t, context)
 			want := []string{stacks.PaymentsStackID, stacks.OrdersStackID}
 			if context["verifyStack"] != nil {
-				want = []string{stacks.PaymentsStackID + "-nag", stacks.OrdersStackID + "-nag", stacks.VerifyStackID + "-nag"}
+				want = []string{stacks.PaymentsStackID + "-nag", stacks.OrdersStackID + "-nag", stacks.VerifyStackID + "-nag",
+					stacks.LedgerStackID + "-nag", stacks.FunctionURLStackID + "-nag"}
 			}
 			assert.ElementsMatch(t, want, keys(all))
 			for id, stack := range all {

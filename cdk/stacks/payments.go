@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -135,31 +136,17 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 	}
 	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
 
-	fn, err := newGoFunction(stack, "PaymentsFunction", functionProps{
+	fn, idem, err := newPaymentsFunction(stack, "PaymentsFunction", functionProps{
 		codeZip:    props.CodeZip,
 		contextKey: ContextPaymentsZip,
 		arch:       props.Arch,
 		invokedBy:  "by the HTTP API, or by the Lambda Invoke API without it",
 		timeout:    PaymentsFunctionTimeout,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := newBusinessTable(stack, "PaymentsTable", fn, businessTable{
-		envVar: "PAYMENTS_TABLE",
-		reads:  true,                                                 // GET /payments/{id}
-		writes: []lambdaidemcdk.StagedWrite{lambdaidemcdk.StagedPut}, // POST /payments stages one Put
-	}, props.DestroyTables); err != nil {
-		return nil, err
-	}
-	idem, err := idempotencyTable(stack, props.DestroyTables)
+	}, ttl, props.DestroyTables)
 	if err != nil {
 		return nil, err
 	}
 	if err := monitor(stack, idem, PaymentsMetricsService); err != nil {
-		return nil, err
-	}
-	if _, err := idem.Bind(fn, ttl); err != nil {
 		return nil, err
 	}
 	if props.Sealing {
@@ -230,4 +217,31 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 		Description: jsii.String("Base URL of the payments HTTP API"),
 	})
 	return stack, nil
+}
+
+// newPaymentsFunction creates a function running the payments handler
+// (examples/api-gateway/payments, behind any front door) with its payments
+// table (env PAYMENTS_TABLE; Puts staged, GetItem) and the idempotency
+// table, bound with ttl.
+func newPaymentsFunction(stack awscdk.Stack, id string, p functionProps, ttl time.Duration,
+	destroy bool) (awslambda.Function, *lambdaidemcdk.Table, error) {
+	fn, err := newGoFunction(stack, id, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := newBusinessTable(stack, "PaymentsTable", fn, businessTable{
+		envVar: "PAYMENTS_TABLE",
+		reads:  true,                                                 // GET /payments/{id}
+		writes: []lambdaidemcdk.StagedWrite{lambdaidemcdk.StagedPut}, // POST /payments stages one Put
+	}, destroy); err != nil {
+		return nil, nil, err
+	}
+	idem, err := idempotencyTable(stack, destroy)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := idem.Bind(fn, ttl); err != nil {
+		return nil, nil, err
+	}
+	return fn, idem, nil
 }
