@@ -1,0 +1,886 @@
+/*
+ * record.pml: the lambdaidem record protocol for one key, checked with spin.
+ *
+ * The protocol as shared/DESIGN.md §2.5, §3 and §4 and issue 22 describe it:
+ * one gate predicate (may the owner of this record still be running, or its
+ * external effect still land?) asked by every path; whether the owner renews
+ * recorded in the record at claim; an in-progress record never expiring while
+ * its owner may run; UNKNOWN (and external) records without a TTL until
+ * resolved; a new ClientRequestToken after a definite cancellation.
+ *
+ * Every transition names the Go function and the DynamoDB expression
+ * constant (dynamostore/expressions.go, records_expr.go) it stands for.
+ * model/README.md explains the actors, bounds and properties; every guard
+ * is a G_* macro that model/mutate.sh switches off (-DMUT_<NAME>) to check
+ * that spin then finds a counterexample.
+ *
+ * Time is in ticks. A process reads its own clock (true time + its skew,
+ * |skew| <= SKEW) when it builds a request; the request is applied by
+ * DynamoDB in a later atomic step, on the request's values, so any number
+ * of other steps (and clock ticks) may fall between a request and its
+ * application: a request may be in flight for as long as the schedule
+ * likes, and is applied even if its sender stops meanwhile.
+ */
+
+/* ---- bounds (make model: the defaults; make test: -DNATT=2 ...) ---------- */
+#ifndef NATT
+#define NATT 3          /* attempts: invocations of lambdaidem.Do on the key */
+#endif
+#ifndef TMAX
+#define TMAX 9          /* the clock stops here (the final retry jumps past it) */
+#endif
+#ifndef FAULTS
+#define FAULTS 2        /* store faults in all: errors, lost responses, conflicts */
+#endif
+#ifndef OPERATOR
+#define OPERATOR 1      /* operator actions (resolve --done/--not-done, forget) */
+#endif
+#ifndef ROUNDS
+#define ROUNDS 2        /* maxRounds (do.go: 4) */
+#endif
+#ifndef RENEWALS
+#define RENEWALS 2      /* renewal tries per attempt */
+#endif
+#ifndef RESENDS
+#define RESENDS 2       /* commit resends after a cancellation (FinishTimeout) */
+#endif
+#ifndef OPTIMISTIC
+#define OPTIMISTIC 1    /* 1: attempts 2.. may run in optimistic mode */
+#endif
+#ifndef REUSE
+#define REUSE 1         /* 1: the last attempt may carry another intent (key reuse) */
+#endif
+
+/* ---- the time constants (ticks) ------------------------------------------ */
+#define DL      1       /* the invocation's deadline, after its start */
+#define MARGIN  2       /* Options.LeaseMargin (> 2*SKEW, docs/guarantees.md) */
+#define LEN     (DL+MARGIN) /* the lease: deadline + margin */
+#define SKEW    1       /* bound on any actor's clock error */
+#define MAXRUN  3       /* Options.MaxRunTime */
+#define RH      2       /* Options.RetryHorizon (short: records expire in the model) */
+#define TFINAL  (TMAX+LEN+2*MAXRUN+MARGIN+2) /* the final retry: every window has passed */
+#define INF     255     /* no TTL */
+
+/* the hold adds LeaseMargin to MaxRunTime for clock skew, as the lease does (findings F2) */
+#ifdef MUT_HOLD_SLACK
+#define WSLACK 0
+#else
+#define WSLACK MARGIN
+#endif
+
+/* the record's status */
+#define ABSENT    0
+#define INPROG    1
+#define COMPLETED 2
+#define UNKNOWN   3
+
+typedef Rec {
+	byte  st;       /* #status; ABSENT: no item under the key */
+	byte  tok;      /* #attempt: the owner's token (fencing) */
+	byte  lease;    /* #lease (in_progress_expiration) */
+	byte  exp;      /* #expiration: the TTL; INF: none */
+	bit   ext;      /* #external: BeginExternal's mark */
+	byte  renewed;  /* #renewedAt: the owner's last renewal (its clock); 0: none */
+	byte  hold;     /* #holdUntil: until when the owner may run (HoldFor), written at claim and renewal */
+	byte  fp;       /* #validation: the intent (fingerprint) */
+	byte  out       /* #data: whose outcome bytes (see OUT_*) */
+};
+
+#define COPY(d, s) d.st = s.st; d.tok = s.tok; d.lease = s.lease; d.exp = s.exp; d.ext = s.ext; \
+	d.renewed = s.renewed; d.hold = s.hold; d.fp = s.fp; d.out = s.out
+#define CLEAR(d) d.st = ABSENT; d.tok = 0; d.lease = 0; d.exp = 0; d.ext = 0; d.renewed = 0; \
+	d.hold = 0; d.fp = 0; d.out = 0
+
+Rec r;                  /* the item in the table */
+byte now = 2;           /* true time (starts above SKEW: clocks never go below 1) */
+
+/* ---- actors' parameters (chosen by init) --------------------------------- */
+#define CF  0           /* Mode ClaimFirst */
+#define OPT 1           /* Mode Optimistic */
+#define OPID  (NATT+1)  /* the operator's process index */
+#define FINAL (NATT+2)  /* the final retry's index */
+#define N     (NATT+3)
+bit  mode[N];
+bit  renews[N];         /* Options.Renew resolved: this invocation renews */
+byte fp[N];             /* the call's intent */
+byte skew[N];           /* clock = now + skew - SKEW */
+#define clk(p) (now + skew[p] - SKEW)
+
+/* ---- ghosts: what the properties are checked on ------------------------- */
+byte faults = FAULTS;   /* the fault budget left */
+byte deadline[N];       /* the invocation's deadline (true time) */
+byte lastContact[N];    /* an owner's claim or last renewal (true time) */
+bit  inHandler[N];      /* between its claim and its handler's return */
+bit  dispatchedBy[N];
+byte holder;            /* the token of the claim the record holds (0: none) */
+byte opCommits;         /* commits of staged writes in this operation: (a) */
+bit  dispatchOK = 1;    /* an external dispatch is allowed now: (b) */
+byte inflight;          /* external calls sent and not yet landed or lost */
+byte landed;            /* external calls that reached the downstream system */
+byte storedFp[3*N];      /* outcome -> the intent it was stored for: (c) */
+byte ntok;              /* the last attempt token handed out */
+byte finished;          /* attempts and operator that ended */
+bit  progressed;        /* the final retry got an answer: (e) */
+
+/* outcomes: attempt i's handler OUT(i); its reconcile function REC(i); the operator */
+#define OUT(i)  (i)
+#define REC(i)  (i+N)
+#define OPOUT   (2*N)
+
+/*
+ * Assumption (Managed Instances): an owner silent for MaxRunTime has
+ * stopped: an owner that renews takes no step later than MAXRUN after its
+ * claim or its last renewal that got through. An owner that does not renew
+ * runs where the platform stops it at its deadline (standard Lambda). A
+ * crash may stop it at any step before.
+ */
+#define alive(p) (p == FINAL || (renews[p] -> (now <= lastContact[p] + MAXRUN) : (now <= deadline[p])))
+/* may attempt p still start its external call? (b) */
+#define mayDispatch(p) (inHandler[p] && alive(p) && !dispatchedBy[p])
+#define noDispatcher (!mayDispatch(1) && !mayDispatch(2) && !mayDispatch(3) && !mayDispatch(FINAL))
+/* a claim-first handler still running: (f) */
+#define running(p) (inHandler[p] && alive(p))
+
+/* (d) a stored outcome is never lost before its expiration (an operator's forget aside) */
+#define OVERWRITE \
+	if \
+	:: r.st == COMPLETED -> assert(now + SKEW > r.exp); opCommits = 0; dispatchOK = 1 \
+	:: else \
+	fi
+
+/* ---- the gate (lambdaidem/gate.go) --------------------------------------- */
+
+/*
+ * OwnerMayRun(rec, now): the owner may still be running, or its effect
+ * still land: the record is INPROGRESS, or UNKNOWN with a renewal on record,
+ * and now is not past HoldUntil (the later of the lease and the recorded
+ * hold). dynamostore says it as the expression `held`.
+ */
+#ifdef MUT_HELD_LEASE
+#define leaseHeld(x, c) 0
+#else
+#define leaseHeld(x, c) (x.lease >= c)
+#endif
+#ifdef MUT_HELD_HOLD
+#define holdHeld(x, c) 0
+#else
+#define holdHeld(x, c) (x.hold >= c)
+#endif
+#ifdef MUT_HELD_UNKNOWN
+#define unknownHeld(x) 0
+#else
+#define unknownHeld(x) (x.st == UNKNOWN && x.renewed != 0)
+#endif
+#define ownerMayRun(x, c) ((x.st == INPROG || unknownHeld(x)) && (leaseHeld(x, c) || holdHeld(x, c)))
+
+/* takeable: INPROGRESS, no external mark, not held (VerdictTakeOver, or VerdictExpired past its TTL) */
+#ifdef MUT_TAKE_EXTERNAL
+#define noExternal(x) 1
+#else
+#define noExternal(x) (!x.ext)
+#endif
+#define takeable(x, c) (x.st == INPROG && noExternal(x) && !ownerMayRun(x, c))
+#define expired(x, c) (x.exp < c)
+
+/* Judge's VerdictReconcile: settleable by a reconcile function or an operator */
+#define settleable(x, c) (!ownerMayRun(x, c) && (x.st == UNKNOWN || (x.st == INPROG && x.ext)))
+
+/* Judge(rec, now): the verdict */
+#define V_ABSENT    0
+#define V_EXPIRED   1
+#define V_TAKEOVER  2
+#define V_REPLAY    3
+#define V_HELD      4
+#define V_RECONCILE 5
+#ifdef MUT_RECONCILE_HELD
+#define heldFirst(x, c) (ownerMayRun(x, c) && !(x.st == UNKNOWN || x.ext))
+#else
+#define heldFirst(x, c) ownerMayRun(x, c)
+#endif
+#define judge(x, c) (x.st == ABSENT -> V_ABSENT : (heldFirst(x, c) -> V_HELD : \
+	(x.st == COMPLETED -> (expired(x, c) -> V_EXPIRED : V_REPLAY) : \
+	(x.st == UNKNOWN -> V_RECONCILE : (x.ext -> V_RECONCILE : (expired(x, c) -> V_EXPIRED : V_TAKEOVER))))))
+
+/* HoldFor(lease, last, renews, MaxRunTime) and ExpiryFor(now, hold, horizon) */
+#define holdFor(l, last, rn) (rn -> (l > last + MAXRUN + WSLACK -> l : last + MAXRUN + WSLACK) : l)
+#ifdef MUT_EXPIRY_HOLD
+#define expiryFor(c, h, hz) (c + hz)
+#else
+#define expiryFor(c, h, hz) (c + hz > h + 1 -> c + hz : h + 1)
+#endif
+
+/*
+ * A late write: DynamoDB applies a write whose client gave up on it (a
+ * timeout: the client sees an error) at any later time, whatever its
+ * sender does meanwhile. One at a time; renewals and commits.
+ */
+#define L_NONE   0
+#define L_RENEW  1
+#define L_COMMIT 2
+byte late;              /* what is in flight */
+byte lme, ltok, lc, lwant, lhold, lexp, lout, lsent; bit lext, lclaim;
+
+/* ---- faults --------------------------------------------------------------- */
+#define F_NONE      0   /* answered */
+#define F_ERR       1   /* refused before applying (throttling, 5xx on every try): an error */
+#define F_LOSTERR   2   /* applied, its answer lost on every try: an error */
+#define F_LOSTRETRY 3   /* applied, its answer lost; the SDK's resend is evaluated again */
+#define F_CONFLICT  4   /* a transaction cancelled for TransactionConflict: nothing applied */
+#define F_LATE      5   /* the client gave up (an error); DynamoDB applies it later (late) */
+
+inline pickFault(f, me) {
+	if
+	:: f = F_NONE
+	:: me != FINAL && faults > 0 -> faults--; f = F_ERR
+	:: me != FINAL && faults > 0 -> faults--; f = F_LOSTERR
+	:: me != FINAL && faults > 0 -> faults--; f = F_LOSTRETRY
+	fi
+}
+
+/* a refused condition returns the old item (ALL_OLD) or not: AWS leaves it open */
+inline refused(cur, haveOld) {
+	if
+	:: COPY(cur, r); haveOld = 1
+	:: haveOld = 0
+	fi
+}
+
+/* the strongly consistent GetItem a refusal without an item falls back to (Store.current) */
+inline readBack(cur, haveOld) {
+	if
+	:: !haveOld -> atomic { COPY(cur, r); printf("EV %d get\n", me) }
+	:: else
+	fi
+}
+
+/* ---- the store's writes: each evaluates its condition on r and applies --- */
+
+/* Store.claimOrTakeOver: UpdateItem claimCondition, claimSet/claimUpdate (#renewedAt kept) */
+#ifdef MUT_CLAIM_LIVE
+#define claimOK(c) (r.st == ABSENT || takeable(r, c))
+#else
+#define claimOK(c) (r.st == ABSENT || (!expired(r, c) && takeable(r, c)))
+#endif
+#define NOT_RUNNING_BUT(p) assert((!running(1) || p == 1) && (!running(2) || p == 2) && (!running(3) || p == 3))
+inline claimUpdate(pme, ptok, pc, plea, phold, pexp, pok) {
+	if
+	:: claimOK(pc) ->
+		NOT_RUNNING_BUT(pme);   /* (f) */
+		r.st = INPROG; r.tok = ptok; r.lease = plea; r.hold = phold; r.exp = pexp; r.ext = 0;
+		r.fp = fp[pme]; r.out = 0; holder = ptok; pok = 1
+	:: else -> pok = 0
+	fi
+}
+
+/* Store.claimExpired: PutItem replaceCondition (a fresh item: #renewedAt dropped) */
+#ifdef MUT_REPLACE
+#define replaceOK(c) 1
+#else
+#define replaceOK(c) (r.st == ABSENT || (expired(r, c) && (r.st == COMPLETED || takeable(r, c))))
+#endif
+inline claimPut(pme, ptok, pc, plea, phold, pexp, pok) {
+	if
+	:: replaceOK(pc) ->
+		NOT_RUNNING_BUT(pme);
+		OVERWRITE;
+		r.st = INPROG; r.tok = ptok; r.lease = plea; r.hold = phold; r.exp = pexp; r.ext = 0;
+		r.renewed = 0; r.fp = fp[pme]; r.out = 0; holder = ptok; pok = 1
+	:: else -> pok = 0
+	fi
+}
+
+/* fenceCondition: #attempt = :token AND #status IN (:inProgress, :unknown) */
+#ifdef MUT_FENCE_TOKEN
+#define fenceTok(t) 1
+#else
+#define fenceTok(t) (r.tok == t)
+#endif
+#ifdef MUT_FENCE_STATUS
+#define fenced(t) (fenceTok(t) && r.st != ABSENT)
+#else
+#define fenced(t) (fenceTok(t) && (r.st == INPROG || r.st == UNKNOWN))
+#endif
+/* runningCondition: #attempt = :token AND #status = :inProgress */
+#ifdef MUT_RUNNING_TOKEN
+#define runningTok(t) 1
+#else
+#define runningTok(t) (r.tok == t)
+#endif
+#ifdef MUT_RUNNING_STATUS
+#define runningOK(t) (runningTok(t) && r.st != ABSENT)
+#else
+#define runningOK(t) (runningTok(t) && r.st == INPROG)
+#endif
+
+/* Store.Release: DeleteItem fenceCondition; pnd: a reconcile function said "not done" */
+inline release(ptok, pnd, pok) {
+	if
+	:: fenced(ptok) -> OVERWRITE; CLEAR(r); holder = 0; pok = 1;
+		if :: pnd -> dispatchOK = 1 :: else fi
+	:: else -> pok = 0
+	fi
+}
+
+/*
+ * Store.Commit: PutItem, or the record's Put in TransactWriteItems, of the
+ * completed item: fenceCondition; pclaim: optimisticCommitCondition. pfx:
+ * staged writes ride along (property (a)).
+ */
+#ifdef MUT_OPT_EXPIRED
+#define optFree(c) (r.st == ABSENT || expired(r, c))
+#else
+#define optFree(c) (r.st == ABSENT || (expired(r, c) && r.st == COMPLETED))
+#endif
+inline commitApply(pme, ptok, pc, pexp, po, pclaim, pfx, pok) {
+	if
+	:: (pclaim && (optFree(pc) || takeable(r, pc))) || (!pclaim && fenced(ptok)) ->
+		if :: pclaim -> NOT_RUNNING_BUT(0); holder = ptok :: else fi;
+		OVERWRITE;
+		if
+		:: pfx -> assert(holder == ptok);          /* (a) only the claim's holder commits */
+			assert(opCommits == 0); opCommits++  /* (a) at most once per operation */
+		:: else
+		fi;
+		r.st = COMPLETED; r.tok = ptok; r.exp = pexp; r.ext = 0; r.lease = 0; r.hold = 0;
+		r.renewed = 0; r.fp = fp[pme]; r.out = po; storedFp[po] = fp[pme]; pok = 1
+	:: else -> pok = 0
+	fi
+}
+
+/* Store.MarkExternal: UpdateItem runningCondition, markExternalUpdate (REMOVE #expiration) */
+inline markExternal(ptok, pok) {
+	if
+	:: runningOK(ptok) -> r.ext = 1; r.exp = INF; pok = 1
+	:: else -> pok = 0
+	fi
+}
+
+/* Store.MarkUnknown: UpdateItem runningCondition, markUnknownUpdate (REMOVE #expiration) */
+#ifdef MUT_UNKNOWN_TTL
+#define unknownExp(c) (c + RH)
+#else
+#define unknownExp(c) INF
+#endif
+inline markUnknown(ptok, pc, pok) {
+	if
+	:: runningOK(ptok) -> r.st = UNKNOWN; r.exp = unknownExp(pc); pok = 1
+	:: else -> pok = 0
+	fi
+}
+
+/*
+ * Store.Renew: UpdateItem renewCondition, renewUpdate (pext: renewExternalUpdate,
+ * no expiration). renewUpdate also requires attribute_not_exists(#external):
+ * without it a renewal that lands late puts a TTL back on an external record
+ * (findings F1; -DMUT_RENEW_EXTERNAL).
+ */
+#ifdef MUT_RENEW_LEASE
+#define renewLease(c) 1
+#else
+#define renewLease(c) (r.lease >= c)
+#endif
+#ifdef MUT_RENEW_EXTERNAL
+#define renewExtOK(e) 1
+#else
+#define renewExtOK(e) (e || !r.ext)
+#endif
+inline renew(pme, ptok, pc, pwant, phold, pexp, pext, psent, pok) {
+	if
+	:: runningOK(ptok) && renewLease(pc) && renewExtOK(pext) ->
+		r.lease = pwant; r.hold = phold; r.renewed = pc; lastContact[pme] = psent; pok = 1;
+		if :: pext -> r.exp = INF :: else -> r.exp = pexp fi
+	:: else -> pok = 0
+	fi
+}
+
+/*
+ * One write with its faults. W1, inside the caller's atomic step (which
+ * read the clock and built the request), picks the fault and applies the
+ * write; W2 is what follows: on a lost answer the SDK's resend, evaluated
+ * again in a later step, or an error. err: the caller got an error.
+ */
+#define W1(me, f, APPLY, code, err) \
+	pickFault(f, me); \
+	if \
+	:: f == F_ERR -> err = 1 \
+	:: else -> APPLY \
+	fi; \
+	printf("EV %d w %d f=%d ok=%d\n", me, code, f, ok)
+#define W2(me, f, APPLY, code, err) \
+	if \
+	:: f == F_LOSTERR -> err = 1 \
+	:: f == F_LOSTRETRY -> atomic { APPLY; printf("EV %d w %d resend ok=%d\n", me, code, ok) } \
+	:: else \
+	fi
+
+/* the writes' codes in the trace (model/replay reads them) */
+#define W_CLAIM      1
+#define W_CLAIMPUT   2
+#define W_RELEASE    3
+#define W_COMMIT     4
+#define W_RENEW      5
+#define W_MARKEXT    6
+#define W_MARKUNK    7
+#define W_DONE       8
+#define W_NOTDONE    9
+#define W_FORGET     10
+
+#ifdef MUT_EXISTING_FP
+#define MUT_FP 1
+#else
+#define MUT_FP 0
+#endif
+
+/*
+ * A process step. A crash at any step is a process that takes no further
+ * step: the schedule may stall any process at any step, until the
+ * assumption stops it (goto stopped); once the clock has reached TMAX,
+ * any process may stop.
+ */
+#define STEP(p) if :: alive(p) :: !alive(p) || now == TMAX -> goto stopped fi
+
+/*
+ * An attempt: lambdaidem.Do on the key, in claim-first (claimFirst, run)
+ * or optimistic (optimistic) mode, with a Reconcile function.
+ */
+proctype Attempt(byte me) {
+	Rec cur;
+	byte why, c, tok, otok, lease, hold, v, exp, until, hung, want, round, f, sends, rtok, out, renewals;
+	bit ok, err, haveOld, beganExt, lost, remembered, isOpt;
+
+	deadline[me] = now + DL; lastContact[me] = now;
+	if
+	:: mode[me] == OPT -> goto optimistic
+	:: else
+	fi;
+
+claimRound:
+	/* lambdaidem.claimFirst: one round; Store.Claim = claimOrTakeOver, then claimExpired */
+	if
+	:: round >= ROUNDS + 2*(me == FINAL) -> goto refusedInProgress   /* maxRounds: ErrInProgress */
+	:: else -> round++
+	fi;
+	atomic {
+		STEP(me); c = clk(me); ntok++; tok = ntok; lease = deadline[me] + MARGIN;
+		if :: me == FINAL -> lease = c + LEN :: else fi;
+		hold = holdFor(lease, lease, renews[me]); exp = expiryFor(c, hold, RH); ok = 0; err = 0;
+		W1(me, f, claimUpdate(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r) fi, W_CLAIM, err)
+	}
+	W2(me, f, claimUpdate(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r) fi, W_CLAIM, err);
+	if
+	:: err -> goto releaseErrored
+	:: else
+	fi;
+	readBack(cur, haveOld);
+	if
+	:: !ok && cur.st != ABSENT && judge(cur, c) == V_EXPIRED ->
+		atomic {
+			STEP(me);
+			W1(me, f, claimPut(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r) fi, W_CLAIMPUT, err)
+		}
+		W2(me, f, claimPut(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r) fi, W_CLAIMPUT, err);
+		if :: err -> goto releaseErrored :: else fi;
+		readBack(cur, haveOld)
+	:: else
+	fi;
+	if
+	:: ok || (cur.st == INPROG && cur.tok == tok) -> goto owned  /* claimed, or ownLostClaim */
+	:: else -> goto existing
+	fi;
+
+releaseErrored:
+	/* op.releaseErrored: the claim may have applied with its answer lost */
+	atomic { STEP(me); ok = 0; err = 0; W1(me, f, release(tok, 0, ok), W_RELEASE, err) }
+	W2(me, f, release(tok, 0, ok), W_RELEASE, err);
+	goto storeError;
+
+existing:
+	/* op.existing: what the gate (Judge) lets a duplicate do */
+	atomic {
+		STEP(me); c = clk(me); v = judge(cur, c);
+		if
+		:: v == V_ABSENT || v == V_EXPIRED -> goto reclaim           /* errReclaim */
+#ifndef MUT_EXISTING_FP
+		:: v != V_ABSENT && v != V_EXPIRED && cur.fp != fp[me] -> goto keyReused   /* ErrKeyReused */
+#endif
+		:: v == V_REPLAY && (cur.fp == fp[me] || MUT_FP) -> out = cur.out; goto answer
+		:: v == V_HELD && (cur.fp == fp[me] || MUT_FP) -> goto refusedInProgress   /* ErrInProgress, ErrOutcomeUnknown */
+		:: v == V_RECONCILE && (cur.fp == fp[me] || MUT_FP) -> goto reconcile
+		:: v == V_TAKEOVER && (cur.fp == fp[me] || MUT_FP) -> goto reclaim
+		fi
+	}
+
+reclaim:
+	/* errReclaim: claim again (claim-first), commit again (optimistic) */
+	if
+	:: mode[me] == OPT -> goto optRound
+	:: else -> goto claimRound
+	fi;
+
+reconcile:
+	/* op.reconcile: Call.Reconcile asks the downstream system about Unknown.OperationKey */
+	atomic {
+		STEP(me); otok = cur.tok; ok = 0; err = 0;
+		if
+		:: landed > 0 -> printf("EV %d reconcile done\n", me)
+		:: landed == 0 && inflight == 0 ->
+			assert(noDispatcher);   /* (b): "not done" only when no earlier attempt could still apply */
+			printf("EV %d reconcile notdone\n", me);
+			/* not done: Store.Release fenced on the owner's token; then claim again */
+			W1(me, f, release(otok, 1, ok), W_RELEASE, err);
+			goto notDone
+		:: me != FINAL -> printf("EV %d reconcile cannottell\n", me); goto outcomeUnknown
+		fi;
+		/* done: op.commit under the owner's token, the reconcile function's outcome */
+		c = clk(me); exp = c + RH;
+		W1(me, f, commitApply(me, otok, c, exp, REC(me), 0, 0, ok); if :: !ok -> refused(cur, haveOld) :: else fi, W_COMMIT, err)
+	}
+	W2(me, f, commitApply(me, otok, c, exp, REC(me), 0, 0, ok); if :: !ok -> refused(cur, haveOld) :: else fi, W_COMMIT, err);
+	if :: err -> goto storeError :: else fi;
+	readBack(cur, haveOld);
+	if
+	:: ok || (cur.st == COMPLETED && cur.tok == otok && cur.out == REC(me)) -> out = REC(me); goto answer
+	:: else -> goto reclaim    /* resolved by someone else: look again */
+	fi;
+notDone:
+	W2(me, f, release(otok, 1, ok), W_RELEASE, err);
+	if :: err -> goto storeError :: else -> goto reclaim fi;
+
+owned:
+	/* op.run: the handler, with its renewer (op.renew, keepAlive, renewOnce) */
+	atomic { inHandler[me] = 1; until = cur.lease; hung = c + MAXRUN; lost = 0; beganExt = 0;
+		printf("EV %d run tok=%d\n", me, tok) }
+	do
+	:: renews[me] && !lost && renewals < RENEWALS && me != FINAL ->
+		/* renewOnce: Store.Renew, fenced; the new lease never past MaxRunTime */
+		atomic {
+			STEP(me); c = clk(me); ok = 0; err = 0; renewals++;
+			if
+			:: c > until -> lost = 1; printf("EV %d renew lapsed\n", me)     /* lease ended unrenewed: giveUp */
+			:: c <= until && hung <= until -> renewals = RENEWALS           /* MaxRunTime reached */
+			:: c <= until && hung > until ->
+				want = (c + LEN < hung -> c + LEN : hung);
+				hold = holdFor(want, c, 1);
+				exp = (exp > hold + 1 -> exp : hold + 1);
+				pickFault(f, me);
+				if
+				:: faults > 0 && me != FINAL -> faults--; f = F_LATE
+				:: true
+				fi;
+				if
+				:: f == F_ERR -> err = 1
+				:: f == F_LATE -> err = 1; late = L_RENEW; lme = me; ltok = tok; lc = c; lwant = want; lsent = now;
+					lhold = hold; lexp = exp; lext = beganExt
+				:: else -> renew(me, tok, c, want, hold, exp, beganExt, now, ok)
+				fi;
+				printf("EV %d w %d f=%d ok=%d\n", me, W_RENEW, f, ok)
+			fi
+		}
+		if
+		:: !lost && renewals <= RENEWALS && (ok || err) ->
+			W2(me, f, renew(me, tok, c, want, hold, exp, beganExt, now, ok), W_RENEW, err);
+			if
+			:: !err && ok -> until = want
+			:: !err && !ok -> lost = 1          /* fenced out: giveUp */
+			:: err                              /* retried while the lease lasts */
+			fi
+		:: else
+		fi
+	:: !beganExt && mode[me] == CF ->
+		/* Attempt.BeginExternal: holdsLease, then Store.MarkExternal */
+		atomic {
+			STEP(me); c = clk(me); ok = 0; err = 0;
+#ifndef MUT_HOLDS_LEASE
+			if :: lost || c > until -> goto handlerFailed :: else fi;  /* ErrLeaseLost */
+#endif
+			W1(me, f, markExternal(tok, ok), W_MARKEXT, err)
+		}
+		W2(me, f, markExternal(tok, ok), W_MARKEXT, err);
+		if
+		:: !err && ok -> beganExt = 1
+		:: else -> goto handlerFailed           /* ErrLeaseLost / store error: no effect started */
+		fi
+#ifdef MUT_MARK_BEFORE_DISPATCH
+	:: !dispatchedBy[me] && mode[me] == CF ->
+#else
+	:: beganExt && !dispatchedBy[me] ->
+#endif
+		/* the handler's external call (with Attempt.OperationKey) */
+		atomic { STEP(me); assert(dispatchOK); dispatchOK = 0; inflight++; dispatchedBy[me] = 1;
+			printf("EV %d dispatch\n", me) }
+	:: break                                    /* the handler returns */
+	od;
+	if
+	:: true -> goto commit
+	:: me != FINAL -> goto handlerFailed        /* an error, a panic, a cancelled context */
+	fi;
+
+handlerFailed:
+	/* op.abandon: release the claim, or keep the record UNKNOWN */
+	atomic {
+		STEP(me); inHandler[me] = 0; c = clk(me); ok = 0; err = 0;
+		if
+		:: beganExt -> W1(me, f, markUnknown(tok, c, ok), W_MARKUNK, err)
+		:: else -> W1(me, f, release(tok, 0, ok), W_RELEASE, err)
+		fi
+	}
+	if
+	:: beganExt -> W2(me, f, markUnknown(tok, c, ok), W_MARKUNK, err)
+	:: else -> W2(me, f, release(tok, 0, ok), W_RELEASE, err)
+	fi;
+	goto handlerError;
+
+commit:
+	/* op.commit with the staged effects: Store.Commit, TransactWriteItems (fenceCondition;
+	 * optimistic: optimisticCommitCondition) */
+	atomic { inHandler[me] = 0; c = clk(me); exp = c + RH; rtok++; remembered = 0; sends = 0; isOpt = (mode[me] == OPT) }
+resend:
+	/* Store.transact: a resend after a cancellation, within FinishTimeout */
+	atomic {
+		STEP(me); ok = 0; err = 0; sends++;
+		if
+		:: remembered -> goto cancelled   /* DynamoDB replays the cancellation remembered under the token */
+		:: else
+		fi;
+		if
+		:: f = F_NONE
+		:: faults > 0 && me != FINAL -> faults--; f = F_LOSTERR
+		:: faults > 0 && me != FINAL -> faults--; f = F_LOSTRETRY
+		:: faults > 0 && me != FINAL -> faults--; f = F_ERR
+		:: faults > 0 && me != FINAL && late == L_NONE -> faults--; f = F_LATE
+		:: faults > 0 && me != FINAL -> faults--; f = F_CONFLICT
+		:: me == FINAL && sends == 1 -> f = F_CONFLICT
+		fi;
+		if
+		:: f == F_CONFLICT -> goto cancelled
+		:: f == F_ERR -> printf("EV %d w %d f=1 ok=0\n", me, W_COMMIT); goto commitFailed
+		:: f == F_LATE -> late = L_COMMIT; lme = me; ltok = tok; lc = c; lexp = exp; lout = OUT(me); lclaim = isOpt;
+			printf("EV %d w %d f=5 ok=0\n", me, W_COMMIT); goto commitFailed
+		:: else
+		fi;
+		commitApply(me, tok, c, exp, OUT(me), isOpt, 1, ok);
+		if :: !ok -> refused(cur, haveOld) :: else fi;
+		printf("EV %d w %d f=%d ok=%d\n", me, W_COMMIT, f, ok)
+	}
+	if
+	:: f == F_LOSTERR -> goto commitFailed
+	:: else            /* F_LOSTRETRY: the resend carries the token of a success: success (documented) */
+	fi;
+	readBack(cur, haveOld);
+	if
+	:: ok -> out = OUT(me); goto answer
+#ifdef MUT_OWN_LOST_COMMIT
+	:: !ok && cur.st == COMPLETED && cur.tok == tok -> out = OUT(me); goto answer
+#else
+	:: !ok && cur.st == COMPLETED && cur.tok == tok && cur.out == OUT(me) -> out = OUT(me); goto answer   /* ownLostCommit */
+#endif
+	:: else -> goto commitRefused
+	fi;
+
+cancelled:
+	/* a definite "nothing applied": send again with a new ClientRequestToken */
+	printf("EV %d commit cancelled\n", me);
+	if
+	:: sends > RESENDS -> goto commitFailed
+	:: else
+	fi;
+#ifdef MUT_NEW_TOKEN
+	/* the same token: whether DynamoDB remembers the cancellation is not documented */
+	if :: remembered = 1 :: remembered = 0 fi;
+#else
+	rtok++; remembered = 0;
+#endif
+	goto resend;
+
+commitRefused:
+	/* the record in the way: a reconciler's outcome under our token, or a takeover */
+	atomic {
+		STEP(me); c = clk(me);
+		if
+		:: mode[me] == OPT -> goto existing       /* optimistic: look at it as a duplicate */
+		:: judge(cur, c) == V_REPLAY && cur.fp == fp[me] -> out = cur.out; goto answer
+		:: else -> goto leaseLost
+		fi
+	}
+
+commitFailed:
+	/* the commit ended in an error: abandon (claim-first) */
+	if
+	:: mode[me] == CF ->
+		atomic {
+			STEP(me); c = clk(me); ok = 0; err = 0;
+			if
+			:: beganExt -> W1(me, f, markUnknown(tok, c, ok), W_MARKUNK, err)
+			:: else -> W1(me, f, release(tok, 0, ok), W_RELEASE, err)
+			fi
+		}
+		if
+		:: beganExt -> W2(me, f, markUnknown(tok, c, ok), W_MARKUNK, err)
+		:: else -> W2(me, f, release(tok, 0, ok), W_RELEASE, err)
+		fi
+	:: else
+	fi;
+	goto storeError;
+
+optimistic:
+	/* lambdaidem.optimistic: the handler first, then the commit that claims */
+	atomic { STEP(me); ntok++; tok = ntok; printf("EV %d handler\n", me) }
+	if
+	:: true
+	:: goto handlerError
+	fi;
+optRound:
+	if
+	:: round >= ROUNDS -> goto refusedInProgress
+	:: else -> round++
+	fi;
+	goto commit;
+
+answer:
+	/* (c) the answer is an outcome stored for this intent */
+	assert(storedFp[out] == fp[me]); why = 1; goto end;
+keyReused:
+	why = 2; goto end;
+refusedInProgress:
+	why = 3; goto end;
+outcomeUnknown:
+	why = 4; goto end;
+storeError:
+	why = 5; goto end;
+leaseLost:
+	why = 6; goto end;
+handlerError:
+	why = 7; goto end;
+stopped:
+	why = 8;
+end:
+	atomic {
+		printf("EV %d end %d out=%d\n", me, why, out);
+		if
+		:: me == FINAL -> progressed = (out != 0) || (cur.fp != fp[me] && cur.st != ABSENT)
+		:: else
+		fi;
+		inHandler[me] = 0; finished++;
+		/* forget what no property reads any more: fewer states */
+		deadline[me] = 0; lastContact[me] = 0; dispatchedBy[me] = 0;
+		if :: me != FINAL -> renews[me] = 0; skew[me] = 0; mode[me] = 0; fp[me] = 0 :: else fi;
+		CLEAR(cur); c = 0; tok = 0; lease = 0; exp = 0; until = 0; hung = 0; want = 0; round = 0;
+		f = 0; sends = 0; rtok = 0; out = 0; ok = 0; err = 0; haveOld = 0; beganExt = 0; lost = 0;
+		remembered = 0; otok = 0; isOpt = 0; hold = 0; v = 0; why = 0; renewals = 0
+	}
+}
+
+#ifdef MUT_UNCHANGED
+#define unchanged(x) 1
+#else
+#define unchanged(x) (r.st == x.st && r.tok == x.tok && r.exp == x.exp && r.lease == x.lease && r.ext == x.ext)
+#endif
+#ifdef MUT_OPERATOR_GATE
+#define opJudge(x, c) (ownerMayRun(x, c) && (x.st == UNKNOWN || x.ext) -> V_RECONCILE : judge(x, c))
+#else
+#define opJudge(x, c) judge(x, c)
+#endif
+#define RESOLVE_DONE if :: unchanged(cur) -> OVERWRITE; r.st = COMPLETED; r.exp = exp; r.ext = 0; r.lease = 0; \
+	r.hold = 0; r.renewed = 0; r.out = OPOUT; storedFp[OPOUT] = r.fp; ok = 1 :: else -> ok = 0 fi
+#define RESOLVE_NOTDONE if :: unchanged(cur) -> OVERWRITE; CLEAR(r); holder = 0; dispatchOK = 1; ok = 1 :: else -> ok = 0 fi
+#define FORGET if :: unchanged(cur) -> opCommits = 0; dispatchOK = 1; CLEAR(r); holder = 0; ok = 1 :: else -> ok = 0 fi
+proctype Operator() {
+	byte me = OPID;
+	Rec cur;
+	byte c, f, exp, v;
+	bit ok, err;
+	/* Records.Read, then Records.Judge */
+	atomic { c = clk(OPID); COPY(cur, r); v = opJudge(cur, c); printf("EV %d opread v=%d\n", me, v) }
+	if
+	:: v == V_RECONCILE && landed > 0 ->
+		/* resolve --done: PutItem of the completed item under the owner's token */
+		atomic { exp = (cur.exp == INF -> c + RH : (cur.exp > c + RH -> cur.exp : c + RH)); ok = 0; err = 0;
+			W1(OPID, f, RESOLVE_DONE, W_DONE, err) }
+		W2(OPID, f, RESOLVE_DONE, W_DONE, err)
+	:: (v == V_RECONCILE || v == V_TAKEOVER || (v == V_EXPIRED && cur.st == INPROG)) && landed == 0 && inflight == 0 ->
+		/* resolve --not-done (DeleteItem), or forget of a record nobody runs under */
+		atomic { assert(noDispatcher); ok = 0; err = 0;   /* (b) */
+			W1(OPID, f, RESOLVE_NOTDONE, W_NOTDONE, err) }
+		W2(OPID, f, RESOLVE_NOTDONE, W_NOTDONE, err)
+	:: cur.st == COMPLETED ->
+		/* forget a completed record (Records.Forget): the operation starts afresh */
+		atomic { ok = 0; err = 0; W1(OPID, f, FORGET, W_FORGET, err) }
+		W2(OPID, f, FORGET, W_FORGET, err)
+	:: true
+	fi;
+	atomic { finished++; skew[OPID] = 0; CLEAR(cur); c = 0; f = 0; exp = 0; ok = 0; err = 0; me = 0; v = 0 }
+}
+
+/* DynamoDB's TTL deletion (any time after expiry), the clock, the downstream system */
+proctype Env() {
+	bit ok;
+end:
+	do
+	:: atomic { now < TMAX -> now++; printf("EV 0 tick %d\n", now) }
+	:: atomic { r.st != ABSENT && r.exp != INF && now > r.exp -> OVERWRITE; CLEAR(r); holder = 0;
+		printf("EV 0 ttl\n") }
+	:: atomic { late == L_RENEW -> renew(lme, ltok, lc, lwant, lhold, lexp, lext, lsent, ok); late = L_NONE;
+		printf("EV 0 late %d ok=%d\n", L_RENEW, ok); ok = 0 }
+	:: atomic { late == L_COMMIT -> commitApply(lme, ltok, lc, lexp, lout, lclaim, 1, ok); late = L_NONE;
+		printf("EV 0 late %d ok=%d\n", L_COMMIT, ok); ok = 0 }
+	:: atomic { inflight > 0 -> inflight--; landed++; printf("EV 0 land\n") }
+	:: atomic { inflight > 0 -> inflight--; printf("EV 0 drop\n") }
+	od
+}
+
+init {
+	byte i;
+	atomic {
+		i = 1;
+		do
+		:: i <= NATT ->
+			/* the first attempt's clock is behind, every later actor's ahead: the
+			 * worst case for a reader judging an owner's times (the other
+			 * directions only make readers more careful) */
+			if :: i == 1 -> skew[i] = 0 :: else -> skew[i] = 2*SKEW fi;
+			/* renewing or not: attempts 1 and 2 each way, the third as the second */
+			if
+			:: i <= 2 -> if :: renews[i] = 0 :: renews[i] = 1 fi
+			:: else -> renews[i] = renews[i-1]
+			fi;
+			fp[i] = 1;
+			if
+			:: i > 1 && OPTIMISTIC -> if :: mode[i] = CF :: mode[i] = OPT fi
+			:: else -> mode[i] = CF
+			fi;
+			if
+			:: i == NATT && REUSE -> if :: fp[i] = 1 :: fp[i] = 2 fi
+			:: else
+			fi;
+			i++
+		:: else -> break
+		od;
+		skew[OPID] = 2*SKEW;
+		skew[FINAL] = SKEW; fp[FINAL] = 1; mode[FINAL] = CF; renews[FINAL] = 0;
+		run Env();
+		i = 1;
+		do
+		:: i <= NATT -> run Attempt(i); i++
+		:: else -> break
+		od;
+		if :: OPERATOR -> run Operator() :: else -> finished++ fi
+	}
+	/* (e) progress: once every attempt and the operator ended, the downstream
+	 * system answered every call, and every window passed, one retry with a
+	 * Reconcile function gets an answer. */
+	finished == NATT + 1;
+#ifdef NOFINAL
+	0;
+#endif
+	atomic {
+		do
+		:: inflight > 0 -> inflight--; landed++
+		:: inflight > 0 -> inflight--
+		:: else -> break
+		od;
+		now = TFINAL;
+		run Attempt(FINAL)
+	}
+	finished == NATT + 2;
+	assert(progressed)
+}
