@@ -34,14 +34,15 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean
+.PHONY: all test fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate
 
 all: test
 
 ## test: formatting, the library's dependency allow-list, vet and the race-enabled
 ## tests of every module (the lambdaidem command's included), the CDK tests, the
-## end-to-end suite under the Lambda RIE, and every fuzz target for 2s
-test: fmt-check mod-check vet lint api-check fuzz-short unit cdk-test e2e aws-verify-local
+## end-to-end suite under the Lambda RIE, every fuzz target for 2s, and the record
+## protocol model at its small bound (spin: apt-get install -y spin)
+test: fmt-check mod-check vet lint api-check fuzz-short model-small unit cdk-test e2e aws-verify-local
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -171,6 +172,20 @@ fuzz:
 	$(GO) test ./lambdaidem/httpidem -run '^$$' -fuzz '^FuzzRequestMapping$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/sqsbatch -run '^$$' -fuzz '^FuzzBatch$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/streambatch -run '^$$' -fuzz '^FuzzKinesisBatch$$' -fuzztime $(FUZZTIME)
+
+## model: the record protocol model (model/record.pml) with spin at its full bound, every
+## guard switched off in turn (each must give a counterexample), and the replay of sampled
+## schedules against the Go code (see model/README.md for bounds, state counts and times)
+model: model-small
+	model/check.sh full
+	$(MAKE) model-mutate
+
+## model-small: the model at the bound make test runs (fails without spin, saying how to install it)
+model-small:
+	model/check.sh small
+
+model-mutate:
+	model/mutate.sh
 
 # fuzz-short: every fuzz target briefly, as part of make test. A count of
 # executions, not a duration: Go 1.26's fuzz coordinator can fail a run with a

@@ -348,9 +348,14 @@ inline commitApply(pme, ptok, pc, pexp, po, pclaim, pfx, pok) {
 }
 
 /* Store.MarkExternal: UpdateItem runningCondition, markExternalUpdate (REMOVE #expiration) */
+#ifdef MUT_EXTERNAL_TTL
+#define externalExp(e) (e)
+#else
+#define externalExp(e) INF
+#endif
 inline markExternal(ptok, pok) {
 	if
-	:: runningOK(ptok) -> r.ext = 1; r.exp = INF; pok = 1
+	:: runningOK(ptok) -> r.ext = 1; r.exp = externalExp(r.exp); pok = 1
 	:: else -> pok = 0
 	fi
 }
