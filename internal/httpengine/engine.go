@@ -140,9 +140,6 @@ func (c *Config) setDefaults() error {
 	return nil
 }
 
-// Guard returns the engine's Guard.
-func (e *Engine) Guard() *lambdaidem.Guard { return e.guard }
-
 // CallerV1 reads a REST API event's caller.
 func (e *Engine) CallerV1(rc *events.APIGatewayProxyRequestContext) Caller {
 	return principalV1(rc, e.keys)
@@ -421,9 +418,3 @@ func (e *Engine) unidentified(ctx context.Context, r *Request) *Problem {
 // the Guard that is not the handler's: the same mapping [Engine.Serve]
 // uses.
 func (e *Engine) Refusal(err error) *Problem { return e.refusal(err) }
-
-// Unidentified is the problem of a request the front door found no caller
-// in, logged with r.Caller.Fix.
-func (e *Engine) Unidentified(ctx context.Context, r *Request) *Problem {
-	return e.unidentified(ctx, r)
-}
