@@ -3,7 +3,12 @@ package httpidem_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdaurl"
@@ -212,7 +218,18 @@ func TestJWTLambdaAndContainerShareRecords(t *testing.T) {
 				runs.Add(1)
 				return events.APIGatewayV2HTTPResponse{StatusCode: 201, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"by":"lambda"}`}, nil
 			})
+			// One token per subject, as the identity provider issues it. The
+			// HTTP API's JWT authorizer verifies it and hands the function its
+			// claims (as strings); the container verifies it itself.
 			event := func(sub string) events.APIGatewayV2HTTPRequest {
+				tokenClaims, err := verifyJWT(signJWT(iss, sub))
+				if err != nil {
+					t.Fatal(err)
+				}
+				eventClaims := map[string]string{}
+				for k, v := range tokenClaims {
+					eventClaims[k] = fmt.Sprint(v)
+				}
 				return events.APIGatewayV2HTTPRequest{
 					RouteKey: "POST /payments", RawPath: "/payments", RawQueryString: "dry_run=false",
 					Headers: map[string]string{"idempotency-key": "k-1", "content-type": "application/json"},
@@ -220,18 +237,20 @@ func TestJWTLambdaAndContainerShareRecords(t *testing.T) {
 					RequestContext: events.APIGatewayV2HTTPRequestContext{
 						RouteKey:   "POST /payments",
 						HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/payments"},
-						Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"iss": iss, "sub": sub}}},
+						Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: eventClaims}},
 					},
 				}
 			}
 
-			// The container: a stand-in for a JWT-verifying middleware puts
-			// the verified claims in the context; the route is the ServeMux
+			// The container: its authentication verifies the bearer token and
+			// puts the claims in the context; the route is the ServeMux
 			// pattern, as the HTTP API's route key.
 			mw, err := httpidem.New(g, "CreatePayment", func(o *httpidem.Options) {
 				o.Scope = func(r *http.Request) (string, error) {
-					c := r.Context().Value(claimsKey{}).(claims)
-					return httpidem.JWTPrincipal(c.iss, c.sub), nil
+					c, _ := r.Context().Value(claimsKey{}).(map[string]any)
+					iss, _ := c["iss"].(string)
+					sub, _ := c["sub"].(string)
+					return httpidem.JWTPrincipal(iss, sub), nil
 				}
 			})
 			if err != nil {
@@ -244,12 +263,20 @@ func TestJWTLambdaAndContainerShareRecords(t *testing.T) {
 				w.WriteHeader(201)
 				_, _ = io.WriteString(w, `{"by":"container"}`)
 			})))
+			authenticated := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				c, err := verifyJWT(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusUnauthorized)
+					return
+				}
+				mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, c)))
+			})
 			container := func(sub string) *httptest.ResponseRecorder {
 				r := httptest.NewRequest("POST", "/payments?dry_run=false", strings.NewReader(`{"currency":"EUR", "amount":1250}`))
 				r.Header.Set("Idempotency-Key", "k-1")
 				r.Header.Set("Content-Type", "application/json")
-				r = r.WithContext(context.WithValue(r.Context(), claimsKey{}, claims{iss, sub}))
-				return serve(mux, r)
+				r.Header.Set("Authorization", "Bearer "+signJWT(iss, sub))
+				return serve(authenticated, r)
 			}
 
 			var firstBody string
@@ -287,7 +314,49 @@ func TestJWTLambdaAndContainerShareRecords(t *testing.T) {
 
 type claimsKey struct{}
 
-type claims struct{ iss, sub string }
+// jwtSecret signs the test's tokens (HS256); a real issuer signs with its
+// private key and a verifier checks its published key.
+var jwtSecret = []byte("test-issuer-secret")
+
+// signJWT issues the token of a subject: iss, sub, aud and exp claims.
+func signJWT(iss, sub string) string {
+	enc := base64.RawURLEncoding
+	header := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+	payload, _ := json.Marshal(map[string]any{"iss": iss, "sub": sub, "aud": "payments", "exp": 4102444800})
+	signing := header + "." + enc.EncodeToString(payload)
+	mac := hmac.New(sha256.New, jwtSecret)
+	mac.Write([]byte(signing))
+	return signing + "." + enc.EncodeToString(mac.Sum(nil))
+}
+
+// verifyJWT checks a token's signature and expiry and returns its claims.
+func verifyJWT(token string) (map[string]any, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, errors.New("not a JWT")
+	}
+	mac := hmac.New(sha256.New, jwtSecret)
+	mac.Write([]byte(parts[0] + "." + parts[1]))
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil || !hmac.Equal(sig, mac.Sum(nil)) {
+		return nil, errors.New("bad signature")
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, err
+	}
+	var c map[string]any
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&c); err != nil {
+		return nil, err
+	}
+	exp, _ := c["exp"].(json.Number)
+	if n, err := exp.Int64(); err != nil || time.Now().Unix() > n {
+		return nil, errors.New("expired")
+	}
+	return c, nil
+}
 
 // Behind aws-lambda-go-api-proxy on a REST API: the request context that
 // Options.APIGatewayV1 hands over names the Lambda authorizer's
