@@ -71,8 +71,8 @@ func TestBindWithCustomerManagedKeyAlsoGrantsTheKey(t *testing.T) {
 	assert.Equal(t, "1h30m0s", envOf(t, tmpl, "Fn")["IDEMPOTENCY_TTL"])
 }
 
-// The environment Bind sets is the one the examples' reader parses
-// (examples/internal/idemenv reads the same golden file): a renamed key schema
+// The environment Bind sets is the one the library's reader parses
+// (dynamostore.ReadEnv's test in dev/integrationtest/dynamostore reads the same golden file): a renamed key schema
 // with a sort key, on an adopted table whose name is known at synthesis.
 func TestBindEnvironmentIsTheGoldenOneTheExamplesRead(t *testing.T) {
 	stack := newStack(t)

@@ -6,7 +6,7 @@
 //	IDEMPOTENCY_TABLE          the idempotency table (required)
 //	PAYMENTS_TABLE             the payments table, partition key "id" (S) (required)
 //	IDEMPOTENCY_TTL            how long a key is remembered, a Go duration (default 24h)
-//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see examples/internal/idemenv)
+//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see dynamostore.ReadEnv)
 //	AWS_ENDPOINT_URL_DYNAMODB  honoured by the AWS SDK itself (LocalStack, an emulator)
 package main
 
@@ -23,7 +23,6 @@ import (
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
-	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/emf"
 )
@@ -42,12 +41,12 @@ func main() {
 
 // settings is the function's configuration.
 type settings struct {
-	idempotency   idemenv.Settings // IDEMPOTENCY_*, as the CDK construct's Table.Bind sets them
+	idempotency   dynamostore.Env // IDEMPOTENCY_*, as the CDK construct's Table.Bind sets them
 	paymentsTable string
 }
 
 func readSettings(getenv func(string) string) (settings, error) {
-	idem, err := idemenv.Read(getenv)
+	idem, err := dynamostore.ReadEnv(getenv)
 	s := settings{idempotency: idem, paymentsTable: getenv("PAYMENTS_TABLE")}
 	errs := []error{err}
 	if s.paymentsTable == "" {
@@ -76,7 +75,7 @@ func setup(ctx context.Context, getenv func(string) string) (*payments.API, erro
 		return nil, err
 	}
 	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
-		o.RetryHorizon = s.idempotency.Horizon
+		o.RetryHorizon = s.idempotency.RetryHorizon
 		o.Hooks = metrics.Hooks() // CloudWatch metrics as EMF lines on stdout
 	})
 	if err != nil {

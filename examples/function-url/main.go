@@ -9,7 +9,7 @@
 //	IDEMPOTENCY_TABLE          the idempotency table (required)
 //	PAYMENTS_TABLE             the payments table, partition key "id" (S) (required)
 //	IDEMPOTENCY_TTL            how long a key is remembered, a Go duration (default 24h)
-//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see examples/internal/idemenv)
+//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see dynamostore.ReadEnv)
 //	AWS_ENDPOINT_URL_DYNAMODB  honoured by the AWS SDK itself (LocalStack, an emulator)
 //
 // As a server (when AWS_LAMBDA_RUNTIME_API is not set):
@@ -36,7 +36,6 @@ import (
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
-	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/httpidem"
 )
@@ -91,7 +90,7 @@ func serve(ctx context.Context, getenv func(string) string) error {
 // setup builds the clients once, at start. scope is the middleware's
 // Options.Scope: nil on Lambda.
 func setup(ctx context.Context, getenv func(string) string, scope func(*http.Request) (string, error)) (http.Handler, error) {
-	s, err := idemenv.Read(getenv)
+	s, err := dynamostore.ReadEnv(getenv)
 	paymentsTable := getenv("PAYMENTS_TABLE")
 	if paymentsTable == "" {
 		err = errors.Join(err, errors.New("PAYMENTS_TABLE is not set"))
@@ -108,12 +107,12 @@ func setup(ctx context.Context, getenv func(string) string, scope func(*http.Req
 }
 
 // newHandler is the API over client: the store, the Guard and the router.
-func newHandler(client *dynamodb.Client, s idemenv.Settings, paymentsTable string, scope func(*http.Request) (string, error)) (http.Handler, error) {
+func newHandler(client *dynamodb.Client, s dynamostore.Env, paymentsTable string, scope func(*http.Request) (string, error)) (http.Handler, error) {
 	store, err := dynamostore.New(client, s.Table, s.StoreOptions)
 	if err != nil {
 		return nil, err
 	}
-	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.RetryHorizon = s.Horizon })
+	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.RetryHorizon = s.RetryHorizon })
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
+	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
-	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
 )
 
 // env is the API over the test DynamoDB endpoint (the in-process emulator
@@ -40,7 +40,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) handler(t *testing.T, scope func(*http.Request) (string, error)) http.Handler {
 	t.Helper()
-	h, err := newHandler(e.kit.Client, idemenv.Settings{Table: e.kit.Table, Horizon: idemenv.DefaultHorizon}, e.paymentsTable, scope)
+	h, err := newHandler(e.kit.Client, dynamostore.Env{Table: e.kit.Table, RetryHorizon: dynamostore.DefaultEnvRetryHorizon}, e.paymentsTable, scope)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,16 +3,16 @@ package main
 import (
 	"errors"
 
-	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
+	"github.com/lambdaidem/lambdaidem/dynamostore"
 )
 
 // settings is the function's configuration, read from its environment.
 type settings struct {
 	// Idempotency holds the idempotency table, its attribute names and the
 	// retry horizon (IDEMPOTENCY_*, as the CDK construct's Table.Bind sets
-	// them; see package idemenv). The horizon must be at least the queue's
+	// them; see dynamostore.ReadEnv). The horizon must be at least the queue's
 	// retention period and maxReceiveCount × visibility timeout.
-	Idempotency idemenv.Settings
+	Idempotency dynamostore.Env
 	// OrdersTable is the orders table, partition key id (S) (ORDERS_TABLE).
 	OrdersTable string
 	// OutboxTable and AcceptedQueue (OUTBOX_TABLE, ORDER_ACCEPTED_QUEUE),
@@ -24,7 +24,7 @@ type settings struct {
 // loadConfig reads the configuration through getenv, reporting every
 // missing or invalid variable at once.
 func loadConfig(getenv func(string) string) (settings, error) {
-	idem, err := idemenv.Read(getenv)
+	idem, err := dynamostore.ReadEnv(getenv)
 	c := settings{Idempotency: idem, OrdersTable: getenv("ORDERS_TABLE"),
 		OutboxTable: getenv("OUTBOX_TABLE"), AcceptedQueue: getenv("ORDER_ACCEPTED_QUEUE")}
 	errs := []error{err}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
+	"github.com/lambdaidem/lambdaidem/dynamostore"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -18,13 +18,13 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name: "defaults",
 			env:  map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders"},
-			want: settings{Idempotency: idemenv.Settings{Table: "idem", Horizon: 24 * time.Hour}, OrdersTable: "orders"},
+			want: settings{Idempotency: dynamostore.Env{Table: "idem", RetryHorizon: 24 * time.Hour}, OrdersTable: "orders"},
 		},
 		{
 			name: "TTL and the attribute names the CDK binds",
 			env: map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "IDEMPOTENCY_TTL": "96h",
 				"IDEMPOTENCY_KEY_ATTR": "id", "IDEMPOTENCY_EXPIRATION_ATTR": "expiration"},
-			want: settings{Idempotency: idemenv.Settings{Table: "idem", Horizon: 96 * time.Hour, KeyAttr: "id", ExpirationAttr: "expiration"},
+			want: settings{Idempotency: dynamostore.Env{Table: "idem", RetryHorizon: 96 * time.Hour, KeyAttr: "id", ExpirationAttr: "expiration"},
 				OrdersTable: "orders"},
 		},
 		{
@@ -35,7 +35,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name: "the outbox: order accepted events",
 			env:  map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "OUTBOX_TABLE": "outbox", "ORDER_ACCEPTED_QUEUE": "https://q.fifo"},
-			want: settings{Idempotency: idemenv.Settings{Table: "idem", Horizon: 24 * time.Hour}, OrdersTable: "orders",
+			want: settings{Idempotency: dynamostore.Env{Table: "idem", RetryHorizon: 24 * time.Hour}, OrdersTable: "orders",
 				OutboxTable: "outbox", AcceptedQueue: "https://q.fifo"},
 		},
 		{

@@ -9,7 +9,7 @@
 //	ORDERS_TABLE               the orders table, partition key id (S) (required)
 //	OUTBOX_TABLE, ORDER_ACCEPTED_QUEUE  the outbox table and the FIFO queue of "order accepted" events (both or neither)
 //	IDEMPOTENCY_TTL            the retry horizon, a Go duration (default 24h)
-//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see examples/internal/idemenv)
+//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see dynamostore.ReadEnv)
 //	AWS_ENDPOINT_URL_DYNAMODB  another DynamoDB endpoint (LocalStack), read by the SDK
 package main
 
@@ -65,7 +65,7 @@ func setup(ctx context.Context, logger *slog.Logger) (func(context.Context, even
 		return nil, err
 	}
 	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
-		o.RetryHorizon = cfg.Idempotency.Horizon
+		o.RetryHorizon = cfg.Idempotency.RetryHorizon
 		o.Logger = logger
 		o.Hooks = metrics.Hooks() // CloudWatch metrics as EMF lines on stdout
 	})

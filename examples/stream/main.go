@@ -26,7 +26,7 @@
 //	IDEMPOTENCY_TTL            the retry horizon, a Go duration (default 24h): at least
 //	                           the stream's retention, or the mapping's maximum record age
 //	                           (lambdaidemcdk.NewStreamSource sets it so)
-//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see examples/internal/idemenv)
+//	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see dynamostore.ReadEnv)
 //	LEDGER_SOURCE              kinesis (default) or dynamodb
 //	AWS_ENDPOINT_URL_DYNAMODB  another DynamoDB endpoint (LocalStack), read by the SDK
 package main
@@ -48,7 +48,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/streambatch"
 )
@@ -67,7 +66,7 @@ func main() {
 // The handler is a Kinesis or a DynamoDB stream batch handler, as
 // LEDGER_SOURCE says.
 func setup(ctx context.Context, getenv func(string) string, logger *slog.Logger) (any, error) {
-	idem, err := idemenv.Read(getenv)
+	idem, err := dynamostore.ReadEnv(getenv)
 	ledgerTable, source := getenv("LEDGER_TABLE"), getenv("LEDGER_SOURCE")
 	var errs []error
 	if err != nil {
@@ -91,7 +90,7 @@ func setup(ctx context.Context, getenv func(string) string, logger *slog.Logger)
 		return nil, err
 	}
 	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
-		o.RetryHorizon = idem.Horizon
+		o.RetryHorizon = idem.RetryHorizon
 		o.Logger = logger
 		// Lambda retries a batch at once after a crash or a timeout: wait
 		// for the interrupted attempt's lease to lapse and take the record

@@ -6,7 +6,6 @@ import (
 	"context"
 	"log"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,11 +31,17 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := dynamostore.New(dynamodb.NewFromConfig(cfg), os.Getenv("IDEMPOTENCY_TABLE"))
+	// The table, its attribute names and the retry horizon: the variables the
+	// CDK construct's Table.Bind sets (IDEMPOTENCY_TABLE, IDEMPOTENCY_TTL, ...).
+	env, err := dynamostore.ReadEnv(os.Getenv)
 	if err != nil {
 		log.Fatal(err)
 	}
-	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.RetryHorizon = 48 * time.Hour })
+	store, err := dynamostore.New(dynamodb.NewFromConfig(cfg), env.Table, env.StoreOptions)
+	if err != nil {
+		log.Fatal(err)
+	}
+	guard, err := lambdaidem.New(store, env.GuardOptions)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,9 +1,7 @@
-package idemenv_test
+package dynamostore_test
 
 import (
-	"encoding/json"
-	"os"
-	"reflect"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,63 +9,36 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
-	"github.com/lambdaidem/lambdaidem/examples/internal/idemenv"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
-// boundEnvironment is the environment lambdaidemcdk's Table.Bind sets for a
-// table with a renamed key schema and a sort key; the CDK module's test
-// checks that Bind writes exactly this, so the two sides cannot drift apart.
-const boundEnvironment = "../../../cdk/lambdaidemcdk/testdata/bound-environment.json"
-
-func TestReadParsesWhatTheCDKBindSets(t *testing.T) {
-	b, err := os.ReadFile(boundEnvironment)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env map[string]string
-	if err := json.Unmarshal(b, &env); err != nil {
-		t.Fatal(err)
-	}
-	if len(env) != 6 {
-		t.Fatalf("the golden environment has %d variables, want all 6: %v", len(env), env)
-	}
-
-	s, err := idemenv.Read(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := idemenv.Settings{
-		Table: "orders-idempotency", Horizon: 48 * time.Hour,
-		KeyAttr: "pk", SortKeyAttr: "sk", SortKeyValue: "idempotency", ExpirationAttr: "ttl",
-	}
-	if s != want {
-		t.Fatalf("Read = %+v, want %+v", s, want)
-	}
-
-	var o dynamostore.Options
-	s.StoreOptions(&o)
-	if wantOpts := (dynamostore.Options{KeyAttr: "pk", SortKeyAttr: "sk", SortKeyValue: "idempotency", ExpirationAttr: "ttl"}); !reflect.DeepEqual(o, wantOpts) {
-		t.Fatalf("StoreOptions gave %+v, want %+v", o, wantOpts)
-	}
-}
-
-func TestRead(t *testing.T) {
+// The settings the CDK construct's variables give, and every missing or bad
+// variable named at once. (That ReadEnv reads exactly what Table.Bind writes
+// is tested against the construct's own output in the repository's
+// dev/integrationtest/dynamostore.)
+func TestReadEnv(t *testing.T) {
 	tests := []struct {
 		name    string
 		env     map[string]string
-		want    idemenv.Settings
+		want    dynamostore.Env
 		wantErr []string // every one must appear in the error
 	}{
 		{
 			name: "only the table: the store's attribute defaults, a 24h horizon",
 			env:  map[string]string{"IDEMPOTENCY_TABLE": "idem"},
-			want: idemenv.Settings{Table: "idem", Horizon: 24 * time.Hour},
+			want: dynamostore.Env{Table: "idem", RetryHorizon: 24 * time.Hour},
 		},
 		{
 			name: "what Bind sets for a default table",
 			env: map[string]string{"IDEMPOTENCY_TABLE": "idem", "IDEMPOTENCY_TTL": "96h0m0s",
 				"IDEMPOTENCY_KEY_ATTR": "id", "IDEMPOTENCY_EXPIRATION_ATTR": "expiration"},
-			want: idemenv.Settings{Table: "idem", Horizon: 96 * time.Hour, KeyAttr: "id", ExpirationAttr: "expiration"},
+			want: dynamostore.Env{Table: "idem", RetryHorizon: 96 * time.Hour, KeyAttr: "id", ExpirationAttr: "expiration"},
+		},
+		{
+			name: "a sort key and its value",
+			env: map[string]string{"IDEMPOTENCY_TABLE": "idem", "IDEMPOTENCY_SORT_KEY_ATTR": "sk",
+				"IDEMPOTENCY_SORT_KEY_VALUE": "idempotency"},
+			want: dynamostore.Env{Table: "idem", RetryHorizon: 24 * time.Hour, SortKeyAttr: "sk", SortKeyValue: "idempotency"},
 		},
 		{
 			name:    "nothing set",
@@ -99,18 +70,23 @@ func TestRead(t *testing.T) {
 			env:     map[string]string{"IDEMPOTENCY_TABLE": "idem", "IDEMPOTENCY_KEY_ATTR": " pk"},
 			wantErr: []string{`IDEMPOTENCY_KEY_ATTR=" pk" has leading or trailing blanks`},
 		},
+		{
+			name:    "a table name of blanks is set, and bad",
+			env:     map[string]string{"IDEMPOTENCY_TABLE": "  "},
+			wantErr: []string{`IDEMPOTENCY_TABLE="  " has leading or trailing blanks`},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := idemenv.Read(func(k string) string { return tt.env[k] })
+			got, err := dynamostore.ReadEnv(func(k string) string { return tt.env[k] })
 			if len(tt.wantErr) == 0 {
 				if err != nil || got != tt.want {
-					t.Fatalf("Read = %+v, %v; want %+v", got, err, tt.want)
+					t.Fatalf("ReadEnv = %+v, %v; want %+v", got, err, tt.want)
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("Read = %+v, want an error", got)
+			if !errors.Is(err, dynamostore.ErrEnvironment) {
+				t.Fatalf("ReadEnv = %+v, %v; want an error matching ErrEnvironment", got, err)
 			}
 			for _, want := range tt.wantErr {
 				if !strings.Contains(err.Error(), want) {
@@ -122,23 +98,32 @@ func TestRead(t *testing.T) {
 }
 
 // StoreOptions keeps the store's defaults for what the environment leaves
-// out, and the store accepts the result.
-func TestStoreOptionsKeepTheStoreDefaults(t *testing.T) {
+// out; GuardOptions sets the horizon, and a zero Env keeps the Guard's.
+func TestEnvOptionsKeepTheDefaults(t *testing.T) {
 	var o dynamostore.Options
-	idemenv.Settings{Table: "idem"}.StoreOptions(&o)
-	if !reflect.DeepEqual(o, dynamostore.Options{}) {
-		t.Fatalf("StoreOptions of empty settings changed the options: %+v", o)
+	dynamostore.Env{Table: "idem"}.StoreOptions(&o)
+	if o != (dynamostore.Options{}) {
+		t.Fatalf("StoreOptions of an Env without attributes changed the options: %+v", o)
+	}
+	g := lambdaidem.Options{RetryHorizon: time.Hour}
+	dynamostore.Env{}.GuardOptions(&g)
+	if g.RetryHorizon != time.Hour {
+		t.Fatalf("GuardOptions of a zero Env set RetryHorizon to %v", g.RetryHorizon)
+	}
+	dynamostore.Env{RetryHorizon: 48 * time.Hour}.GuardOptions(&g)
+	if g.RetryHorizon != 48*time.Hour {
+		t.Fatalf("GuardOptions set RetryHorizon to %v, want 48h", g.RetryHorizon)
 	}
 }
 
 // The store takes the settings as they come and refuses names that collide.
-func TestTheStoreValidatesTheSettings(t *testing.T) {
+func TestTheStoreValidatesTheEnv(t *testing.T) {
 	client := dynamodb.New(dynamodb.Options{Region: "us-east-1"})
-	good := idemenv.Settings{Table: "idem", KeyAttr: "pk", SortKeyAttr: "sk", SortKeyValue: "v", ExpirationAttr: "ttl"}
+	good := dynamostore.Env{Table: "idem", KeyAttr: "pk", SortKeyAttr: "sk", SortKeyValue: "v", ExpirationAttr: "ttl"}
 	if _, err := dynamostore.New(client, good.Table, good.StoreOptions); err != nil {
 		t.Fatalf("dynamostore.New refused %+v: %v", good, err)
 	}
-	bad := idemenv.Settings{Table: "idem", KeyAttr: "ttl", ExpirationAttr: "ttl"}
+	bad := dynamostore.Env{Table: "idem", KeyAttr: "ttl", ExpirationAttr: "ttl"}
 	if _, err := dynamostore.New(client, bad.Table, bad.StoreOptions); err == nil {
 		t.Fatalf("dynamostore.New accepted %+v, whose key and TTL attributes collide", bad)
 	}
