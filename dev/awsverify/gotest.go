@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ type testEvent struct {
 // verdicts are a go test run's results.
 type verdicts struct {
 	Passed, Failed, Skipped []string
-	// Output holds each failed or skipped test's output.
+	// Output holds each test's output.
 	Output map[string]string
 }
 
@@ -86,6 +87,9 @@ func parseTestJSON(out []byte) verdicts {
 			}
 		case "pass":
 			v.Passed = append(v.Passed, e.Test)
+			if b := outputs[e.Test]; b != nil {
+				v.Output[e.Test] = b.String()
+			}
 		case "fail":
 			v.Failed = append(v.Failed, e.Test)
 			v.Output[e.Test] = outputs[e.Test].String()
@@ -113,7 +117,11 @@ func (v verdicts) write(sec *section) error {
 		rows = append(rows, []string{t, "skipped: " + skipReason(v.Output[t])})
 	}
 	for _, t := range v.Passed {
-		rows = append(rows, []string{t, "passed"})
+		verdict := "passed"
+		if logs := logLines(v.Output[t], 3); logs != "" {
+			verdict += ": " + logs
+		}
+		rows = append(rows, []string{t, verdict})
 	}
 	sec.table([]string{"test", "verdict"}, rows)
 	for _, t := range v.Failed {
@@ -138,6 +146,20 @@ func skipReason(out string) string {
 		}
 	}
 	return "(no reason given)"
+}
+
+// logLine is a t.Log line in go test's output: "    file_test.go:12: text".
+var logLine = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: (.*)$`)
+
+// logLines joins at most n of a test's own log lines, for the report.
+func logLines(out string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if m := logLine.FindStringSubmatch(l); m != nil && len(lines) < n {
+			lines = append(lines, strings.ReplaceAll(strings.TrimSpace(m[1]), "|", "\\|"))
+		}
+	}
+	return strings.Join(lines, "; ")
 }
 
 func lastLines(s string, n int) string {
@@ -171,7 +193,7 @@ var conformanceCheck = &check{
 // that sends a poisoned message to the dead-letter queue. The crash
 // mid-batch scenario is left out: run alone (without the suite's earlier
 // scenarios warming the orders function) it finds no bootstrap to kill.
-const flowsRun = `^TestEndToEnd$/^(payments|orders)$/^(a_POST_and_its_retry|the_same_key_with_another_body|a_POST_cut_off|a_message_sent_twice|a_message_the_handler_always_rejects)`
+const flowsRun = `^TestEndToEnd$/^(payments|orders)$/^(a_POST_and_its_retry|the_same_key_with_another_body|a_client_that_gives_up|a_POST_cut_off|a_message_sent_twice|a_message_the_handler_always_rejects)`
 
 // flowsCheck drives the deployed API Gateway and SQS functions (locally:
 // the embedded stack under the Runtime Interface Emulator) with the

@@ -68,6 +68,8 @@ type plan struct {
 	Tables  []string // logical table roles in the verify stack
 	Checks  []*check
 	Local   bool
+	// CDKCLI is the CDK CLI command the deployment runs (AWS only).
+	CDKCLI string
 }
 
 // newRunID returns a short random run id: lower-case, valid in stack

@@ -36,6 +36,9 @@ func newReport(p *plan) *report {
 		r.Mode = "LOCAL: the in-process DynamoDB endpoint (ddbtest: minidyn behind the fidelity proxy) and the Lambda Runtime Interface Emulator; no AWS"
 		r.Region = "none (local)"
 	}
+	if p.CDKCLI != "" {
+		r.Versions = append(r.Versions, "CDK CLI: "+p.CDKCLI)
+	}
 	r.Commit = commit()
 	return r
 }

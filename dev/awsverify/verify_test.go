@@ -267,3 +267,52 @@ func TestReadOutputsKeysByStackID(t *testing.T) {
 		t.Fatalf("readOutputs = %v, %v", out, err)
 	}
 }
+
+// The estimate is the checks' budgets priced, not a fixed figure.
+func TestThePlanPricesTheChecksBudgets(t *testing.T) {
+	small := testPlan(&check{Name: "a", Budget: budget{WriteUnits: 1e6, Time: time.Minute}})
+	big := testPlan(&check{Name: "a", Budget: budget{WriteUnits: 1e6, ReadUnits: 8e6, Invocations: 1e6, HTTPRequests: 1e6, Time: time.Minute}},
+		&check{Name: "b", Budget: budget{SQSRequests: 1e6, LogMB: 1024, Time: 2 * time.Minute}})
+	if got := small.total().dollars(); got != pricePerMWriteUnits {
+		t.Fatalf("a million write units: $%v; want $%v", got, pricePerMWriteUnits)
+	}
+	want := pricePerMWriteUnits + 8*pricePerMReadUnits + pricePerMInvokes + 1e6*0.125*pricePerGBSecond + pricePerMHTTPAPI + pricePerMSQS + pricePerGBLogs
+	if got := big.total().dollars(); got < want-1e-9 || got > want+1e-9 {
+		t.Fatalf("dollars = %v; want %v", got, want)
+	}
+	var out bytes.Buffer
+	big.print(&out)
+	for _, s := range []string{"Estimated cost: at most $5.39", "1000000 write and 8000000 read request units", "checks up to 3m0s"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("the plan does not say %q:\n%s", s, &out)
+		}
+	}
+}
+
+func TestGoTestVerdictsKeepTheTestsLogs(t *testing.T) {
+	out := `{"Action":"output","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Test":"TestA","Output":"    a_test.go:12: 20 contenders: 1 created | 19 replayed\n"}
+{"Action":"pass","Test":"TestA"}
+{"Action":"output","Test":"TestB","Output":"    b_test.go:3: needs faults\n"}
+{"Action":"skip","Test":"TestB"}
+{"Action":"output","Test":"TestC","Output":"    c_test.go:9: want 1, got 2\n"}
+{"Action":"fail","Test":"TestC"}
+not json
+`
+	v := parseTestJSON([]byte(out))
+	sec := &section{}
+	err := v.write(sec)
+	if err == nil || !strings.Contains(err.Error(), "1 failed: TestC") {
+		t.Fatalf("write = %v; want TestC's failure", err)
+	}
+	md := strings.Join(sec.Lines, "\n")
+	for _, want := range []string{"1 passed, 1 failed, 1 skipped.", "| TestA | passed: 20 contenders: 1 created \\| 19 replayed |",
+		"| TestB | skipped: b_test.go:3: needs faults |", "| TestC | **FAILED** |", "want 1, got 2"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the section lacks %q:\n%s", want, md)
+		}
+	}
+	if err := parseTestJSON(nil).write(&section{}); err == nil {
+		t.Fatal("no test at all must fail the check")
+	}
+}

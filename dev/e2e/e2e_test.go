@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -191,6 +192,45 @@ func TestEndToEnd(t *testing.T) {
 			if n := len(itemsWhere(t, s.ddb, s.paymentsTable, "reference", other)); n != 0 {
 				t.Fatalf("payments for the other body: want 0, got %d", n)
 			}
+		})
+
+		t.Run("a client that gives up after the commit gets the payment replayed on its retry", func(t *testing.T) {
+			// API Gateway runs the function to its end after the client has
+			// gone: a client deadline shorter than the round trip, on a warm
+			// connection, leaves a committed payment whose answer nobody read.
+			// The deadline doubles until one gives up after the request left.
+			warm := s.postPayment(t, s.apiURL, unique("warm"), paymentBody(unique("warm"), 100))
+			if warm.Status != http.StatusCreated {
+				t.Fatalf("warm-up POST: want 201, got %s", warm)
+			}
+			for d := 5 * time.Millisecond; d <= 2*time.Second; d *= 2 {
+				ref, key := unique("gaveup"), unique("key")
+				body := paymentBody(ref, 3100)
+				ctx, cancel := context.WithTimeout(t.Context(), d)
+				r, err := s.tryPost(ctx, s.apiURL, key, body)
+				cancel()
+				if err == nil {
+					t.Skipf("answered (%d) within %v before any shorter deadline left a committed payment behind", r.Status, d)
+				}
+				committed := false
+				for wait := time.Now().Add(5 * time.Second); time.Now().Before(wait) && !committed; time.Sleep(100 * time.Millisecond) {
+					committed = len(itemsWhere(t, s.ddb, s.paymentsTable, "reference", ref)) == 1
+				}
+				if !committed {
+					t.Logf("gave up after %v before the request reached the function", d)
+					continue
+				}
+				retry := s.postPayment(t, s.apiURL, key, body)
+				if retry.Status != http.StatusCreated || !retry.replayed() {
+					t.Fatalf("the retry after a client gave up at %v, once its payment was committed: want a replayed 201, got %s", d, retry)
+				}
+				if n := len(itemsWhere(t, s.ddb, s.paymentsTable, "reference", ref)); n != 1 {
+					t.Fatalf("payments: want exactly 1, got %d", n)
+				}
+				t.Logf("the client gave up after %v; the function committed; the retry was replayed", d)
+				return
+			}
+			t.Fatal("no deadline up to 2s cut a request off after it reached the function")
 		})
 
 		t.Run("a POST cut off by the Lambda timeout after its claim, retried after the lease lapses, makes one payment", func(t *testing.T) {
