@@ -195,8 +195,9 @@ func TestEndToEnd(t *testing.T) {
 		})
 
 		t.Run("a client that gives up after the commit gets the payment replayed on its retry", func(t *testing.T) {
-			// API Gateway runs the function to its end after the client has
-			// gone: a client deadline shorter than the round trip, on a warm
+			// An invocation runs to its end after its caller has gone (Lambda
+			// does not stop a running invocation, nor does the emulator): a
+			// client deadline shorter than the round trip, on a warm
 			// connection, leaves a committed payment whose answer nobody read.
 			// The deadline doubles until one gives up after the request left.
 			warm := s.postPayment(t, s.apiURL, unique("warm"), paymentBody(unique("warm"), 100))

@@ -26,9 +26,6 @@ type Gateway struct {
 	srv *http.Server
 }
 
-// integrationTimeout is an HTTP API's maximum integration timeout.
-const integrationTimeout = 30 * time.Second
-
 // StartGateway serves the routes (HTTP API route keys such as
 // "POST /payments") with fn on 127.0.0.1. Stop it with Close.
 func StartGateway(fn Invoker, routes ...string) (*Gateway, error) {
@@ -71,12 +68,7 @@ func gatewayHandler(t *httpevent.Translator, fn Invoker) http.Handler {
 			writeMessage(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}
-		// API Gateway does not cancel the integration when the client goes
-		// away: the invocation runs to its end, bounded by the HTTP API's
-		// integration timeout (at most 30 s).
-		ictx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), integrationTimeout)
-		defer cancel()
-		inv, err := fn.Invoke(ictx, payload)
+		inv, err := fn.Invoke(r.Context(), payload)
 		if err != nil || inv.FunctionError != "" {
 			w.Header().Set("X-E2e-Function-Error", functionError(inv, err))
 			writeMessage(w, http.StatusInternalServerError, "Internal Server Error")
