@@ -174,7 +174,11 @@ func TestAnInterruptStopsTheChecksAndTearsDown(t *testing.T) {
 				sigs <- syscall.SIGINT
 				sigs <- syscall.SIGINT // a second one is ignored
 			}()
-			_, err := r.run(t.Context(), testPlan(blocking, never))
+			// Without the interrupt, the blocked deployment or check would
+			// end only here: a failure, not a hang.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			_, err := r.run(ctx, testPlan(blocking, never))
 			if !errors.Is(err, errInterrupted) {
 				t.Fatalf("run = %v; want interrupted", err)
 			}
@@ -314,5 +318,26 @@ not json
 	}
 	if err := parseTestJSON(nil).write(&section{}); err == nil {
 		t.Fatal("no test at all must fail the check")
+	}
+}
+
+func TestComparisonListsDifferencesAndFailsOnlyLocally(t *testing.T) {
+	got := []observation{{Name: "a", Result: "x"}, {Name: "b", Result: "y"}, {Name: "c", Result: "timing", Volatile: true}}
+	want := []observation{{Name: "a", Result: "x"}, {Name: "b", Result: "z"}, {Name: "c", Result: "other"}}
+	aws := &section{}
+	if err := compareObservations(aws, got, want, false); err != nil {
+		t.Fatalf("on AWS a difference is a ddbtest bug, listed, not a failure: %v", err)
+	}
+	md := strings.Join(aws.Lines, "\n")
+	for _, s := range []string{"| b | y | z | **differs** |", "| c | timing | other | differs (timing-dependent) |", "- b"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the section lacks %q:\n%s", s, md)
+		}
+	}
+	if strings.Contains(md, "- c") || strings.Contains(md, "- a") {
+		t.Errorf("only b differs for good:\n%s", md)
+	}
+	if err := compareObservations(&section{}, got, want, true); err == nil || !strings.Contains(err.Error(), "1 probes: b") {
+		t.Fatalf("locally, target and reference are the same endpoint: a difference is a failure; got %v", err)
 	}
 }
