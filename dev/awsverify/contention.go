@@ -161,6 +161,7 @@ var contentionCheck = &check{
 		client := w.client(m.option)
 		var rows [][]string
 		var problems []string
+		optimisticConflicts := 0
 		for _, mode := range []lambdaidem.Mode{lambdaidem.Optimistic, lambdaidem.ClaimFirst} {
 			name := map[lambdaidem.Mode]string{lambdaidem.Optimistic: "optimistic", lambdaidem.ClaimFirst: "claim-first"}[mode]
 			for r := range contentionRounds {
@@ -171,6 +172,9 @@ var contentionCheck = &check{
 					return fmt.Errorf("%s round %d: %w", name, r, err)
 				}
 				conflicts := m.count("TransactionConflict")
+				if mode == lambdaidem.Optimistic {
+					optimisticConflicts += conflicts
+				}
 				if len(res.winners) != 1 || res.partial != 0 {
 					problems = append(problems, fmt.Sprintf("%s round %d: %d contenders' items written (%d partly); want exactly one", name, r, len(res.winners), res.partial))
 				}
@@ -189,6 +193,9 @@ var contentionCheck = &check{
 			}
 		}
 		sec.table([]string{"mode", "round", "items written by", "answers", "errors", "TransactionConflict met (requests)"}, rows)
+		if optimisticConflicts == 0 {
+			problems = append(problems, "the optimistic rounds met no TransactionConflict: the commits were not in flight together, so the rounds did not test what they claim")
+		}
 		if len(problems) > 0 {
 			return errors.New(strings.Join(problems, "\n"))
 		}

@@ -162,9 +162,7 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, clean(ctx, tgt.Config, stdin, stdout, o.Yes))
 	}
 	p.Region, p.Account, p.Stacks, p.Tables, p.CDKCLI = tgt.Config.Region, tgt.AccessKey, stackNames(p.RunID), tableRoles, o.CDKCLI
-	if len(tgt.Endpoints) > 0 {
-		fmt.Fprintf(stdout, "awsverify: testing the endpoint of %s (-endpoint-ok), not AWS\n", strings.Join(tgt.Endpoints, ", "))
-	}
+	p.Endpoints = tgt.Endpoints
 	out := o.Out
 	if out == "" {
 		out = filepath.Join(devDir, "..", "aws-reports")

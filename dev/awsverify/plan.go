@@ -70,6 +70,9 @@ type plan struct {
 	Local   bool
 	// CDKCLI is the CDK CLI command the deployment runs (AWS only).
 	CDKCLI string
+	// Endpoints are the AWS_ENDPOINT_URL* variables the run was asked to
+	// test (-endpoint-ok) instead of AWS.
+	Endpoints []string
 }
 
 // newRunID returns a short random run id: lower-case, valid in stack
@@ -101,6 +104,9 @@ func (p *plan) print(w io.Writer) {
 		fmt.Fprintf(w, "awsverify %s: LOCAL mode: every check against the in-process DynamoDB endpoint (ddbtest) and the Lambda Runtime Interface Emulator; nothing is created on AWS.\n", p.RunID)
 	} else {
 		fmt.Fprintf(w, "awsverify %s will create, in Region %s with credentials %s:\n", p.RunID, p.Region, p.Account)
+		if len(p.Endpoints) > 0 {
+			fmt.Fprintf(w, "  (NOT on AWS: on the endpoint of %s, as -endpoint-ok asked)\n", strings.Join(p.Endpoints, ", "))
+		}
 		for _, s := range p.Stacks {
 			fmt.Fprintf(w, "  - CloudFormation stack %s, tagged %s=%s\n", s, TagKey, p.RunID)
 		}

@@ -32,6 +32,9 @@ type report struct {
 func newReport(p *plan) *report {
 	r := &report{RunID: p.RunID, Region: p.Region, Date: time.Now().UTC(), Stacks: p.Stacks, Versions: versions(), Teardown: "not run"}
 	r.Mode = "AWS"
+	if len(p.Endpoints) > 0 {
+		r.Mode = "NOT AWS: the endpoint of " + strings.Join(p.Endpoints, ", ") + " (-endpoint-ok)"
+	}
 	if p.Local {
 		r.Mode = "LOCAL: the in-process DynamoDB endpoint (ddbtest: minidyn behind the fidelity proxy) and the Lambda Runtime Interface Emulator; no AWS"
 		r.Region = "none (local)"

@@ -341,3 +341,17 @@ func TestComparisonListsDifferencesAndFailsOnlyLocally(t *testing.T) {
 		t.Fatalf("locally, target and reference are the same endpoint: a difference is a failure; got %v", err)
 	}
 }
+
+// Asked to test another endpoint, the plan and the report say it is not AWS.
+func TestAnEndpointRunSaysItIsNotAWS(t *testing.T) {
+	p := testPlan()
+	p.Endpoints = []string{"AWS_ENDPOINT_URL=http://localhost:4566"}
+	var out bytes.Buffer
+	p.print(&out)
+	if !strings.Contains(out.String(), "NOT on AWS: on the endpoint of AWS_ENDPOINT_URL=http://localhost:4566") {
+		t.Fatalf("plan:\n%s", &out)
+	}
+	if md := newReport(p).markdown(); !strings.Contains(md, "| target | NOT AWS: the endpoint of AWS_ENDPOINT_URL=http://localhost:4566") {
+		t.Fatalf("report:\n%s", md)
+	}
+}
