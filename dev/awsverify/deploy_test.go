@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -18,10 +20,16 @@ import (
 // fakeCDK is a stand-in for the CDK CLI: a shell script that records its
 // arguments and, for deploy, writes the outputs file as `cdk deploy
 // --outputs-file` does (keyed by the suffixed stack names); it exits 1 when
-// $FAKE_CDK_FAIL names the command.
+// $FAKE_CDK_FAIL names the command, and waits for SIGINT when
+// $FAKE_CDK_SLOW does.
 const fakeCDK = `#!/bin/sh
 echo "$@" >> "$FAKE_CDK_LOG"
 [ "$1" = "$FAKE_CDK_FAIL" ] && { echo "fake cdk: $1 failed" >&2; exit 1; }
+if [ "$1" = "$FAKE_CDK_SLOW" ]; then
+  trap 'kill $pid; echo "interrupted $1" >> "$FAKE_CDK_LOG"; exit 130' INT
+  sleep 30 & pid=$!
+  wait
+fi
 if [ "$1" = deploy ]; then
   while [ $# -gt 0 ]; do
     if [ "$1" = --outputs-file ]; then
@@ -42,6 +50,7 @@ func newFakeCDK(t *testing.T, fail string) (*cdkDeployer, string) {
 	log := filepath.Join(dir, "calls")
 	t.Setenv("FAKE_CDK_LOG", log)
 	t.Setenv("FAKE_CDK_FAIL", fail)
+	t.Setenv("FAKE_CDK_SLOW", "")
 	return &cdkDeployer{CLI: []string{bin}, Dir: dir, Log: &bytes.Buffer{}}, log
 }
 
@@ -124,5 +133,34 @@ func TestTheAWSWorldFindsTheRunsTables(t *testing.T) {
 	delete(out[stackVerify], tableOutput(tableProbe))
 	if _, err := awsWorld(context.Background(), cfg, "/dev", "vtest0001", out); err == nil || !strings.Contains(err.Error(), "ProbeTable") {
 		t.Fatalf("a missing output: %v", err)
+	}
+}
+
+// An interrupt during `cdk deploy` reaches the CLI as SIGINT (which lets
+// CloudFormation finish or roll back), and the teardown follows.
+func TestAnInterruptedDeploymentInterruptsTheCLIThenDestroys(t *testing.T) {
+	d, log := newFakeCDK(t, "")
+	t.Setenv("FAKE_CDK_SLOW", "deploy")
+	r, _ := testRunner(d, "", true)
+	sigs := make(chan os.Signal, 1)
+	r.Signals = sigs
+	go func() {
+		for {
+			if b, _ := os.ReadFile(log); strings.HasPrefix(string(b), "deploy") {
+				sigs <- os.Interrupt
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := r.run(ctx, testPlan()); !errors.Is(err, errInterrupted) {
+		t.Fatalf("run = %v; want interrupted", err)
+	}
+	b, _ := os.ReadFile(log)
+	calls := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(calls) != 3 || !strings.HasPrefix(calls[0], "deploy") || calls[1] != "interrupted deploy" || !strings.HasPrefix(calls[2], "destroy") {
+		t.Fatalf("calls %q; want deploy, its interruption, destroy", calls)
 	}
 }
