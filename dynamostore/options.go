@@ -121,7 +121,10 @@ type Options struct {
 
 	// Sealer is the functions' lambdaidem.Options.Sealer, for [Records]:
 	// Resolve seals the outcome it stores and Outcome opens a stored one,
-	// as the Guard does. A Store ignores it (the Guard seals before an
+	// as the Guard does; before sealing, Resolve opens the data key of the
+	// record's keyed fingerprint, so that a Sealer under another master key
+	// or encryption context is refused rather than store an outcome the
+	// functions cannot open. A Store ignores it (the Guard seals before an
 	// outcome reaches the store). Default none: Records refuses with
 	// [ErrSealed] to resolve or open a record it finds sealed.
 	Sealer lambdaidem.Sealer

@@ -413,6 +413,9 @@ func (r *Records) Resolve(ctx context.Context, rec lambdaidem.Record, res Resolu
 	outcome := res.Outcome
 	switch s := r.opts.Sealer; {
 	case s != nil:
+		if err := r.sealsAsTheFunctions(ctx, rec); err != nil {
+			return err
+		}
 		var err error
 		if outcome, err = s.Seal(ctx, rec.Key, outcome); err != nil {
 			return fmt.Errorf("dynamostore: resolve %s: seal the outcome: %w", rec.Key, err)
@@ -444,6 +447,26 @@ func (r *Records) Resolve(ctx context.Context, rec lambdaidem.Record, res Resolu
 		})
 		return err
 	})
+}
+
+// sealsAsTheFunctions makes sure, before Resolve seals an outcome for rec,
+// that Options.Sealer is the functions' one: it opens the data key rec's
+// keyed fingerprint names (one key service call), which fails under
+// another master key or another encryption context, as opening the
+// outcome would fail for the functions. A record without a keyed
+// fingerprint cannot tell, and passes.
+func (r *Records) sealsAsTheFunctions(ctx context.Context, rec lambdaidem.Record) error {
+	k, ok := r.opts.Sealer.(lambdaidem.FingerprintKeyer)
+	if !ok || !seal.IsKeyedFingerprint(rec.Fingerprint) {
+		return nil
+	}
+	// Only the error matters: the fingerprint compared with nothing is
+	// never the same.
+	if _, err := k.SameFingerprint(ctx, rec.Key, rec.Fingerprint, ""); err != nil {
+		return lambdaidem.OpenFailure(fmt.Sprintf("resolve %s: the Sealer cannot open the data key of the record's fingerprint, "+
+			"so the functions could not open an outcome it sealed (another KMS key or encryption context?); nothing was written", rec.Key), err)
+	}
+	return nil
 }
 
 // Outcome returns rec's stored outcome, opened with Options.Sealer and

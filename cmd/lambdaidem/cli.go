@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,8 +49,9 @@ type env struct {
 	// and a Region ("" for the configured one).
 	client func(ctx context.Context, endpoint, region string) (dynamostore.RecordsClient, error)
 	// keys builds the key service of the KMS key keyID in a Region (""
-	// for the configured one), for --kms-key.
-	keys func(ctx context.Context, region, keyID string) (seal.KeyService, error)
+	// for the configured one), accepting data keys of the previous keys
+	// too, for --kms-key and --kms-previous-keys.
+	keys func(ctx context.Context, region, keyID string, previous []string) (seal.KeyService, error)
 	// progressEvery is the least time between two progress lines of list.
 	progressEvery time.Duration
 }
@@ -61,12 +63,12 @@ func system() env {
 }
 
 // awsKeys builds a KMS key service from the usual AWS configuration.
-func awsKeys(ctx context.Context, region, keyID string) (seal.KeyService, error) {
+func awsKeys(ctx context.Context, region, keyID string, previous []string) (seal.KeyService, error) {
 	cfg, err := awsConfig(ctx, region)
 	if err != nil {
 		return nil, err
 	}
-	return kmsseal.New(ctx, kms.NewFromConfig(cfg), keyID)
+	return kmsseal.New(ctx, kms.NewFromConfig(cfg), keyID, func(o *kmsseal.Options) { o.PreviousKeys = previous })
 }
 
 // awsConfig loads the usual AWS configuration, in region if one is given.
@@ -177,7 +179,7 @@ func exitCode(err error) int {
 type tableFlags struct {
 	table, endpoint, region            string
 	keyAttr, sortKeyAttr, sortKeyValue string
-	kmsKey                             string
+	kmsKey, kmsContext, kmsPrevious    string
 }
 
 func (t *tableFlags) register(fs *flag.FlagSet, e env) {
@@ -188,6 +190,31 @@ func (t *tableFlags) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&t.sortKeyAttr, "sort-key-attr", "", "sort key attribute, for a table with one")
 	fs.StringVar(&t.sortKeyValue, "sort-key-value", "", "the records' static sort key value")
 	fs.StringVar(&t.kmsKey, "kms-key", e.getenv("LAMBDAIDEM_KMS_KEY"), "the KMS key the functions seal outcomes under (id, ARN or alias; default $LAMBDAIDEM_KMS_KEY): show --reveal opens outcomes with it, resolve --done seals the outcome; needs kms:DescribeKey, kms:GenerateDataKey, kms:Decrypt")
+	fs.StringVar(&t.kmsContext, "kms-context", e.getenv("IDEMPOTENCY_SEAL_CONTEXT"), "with --kms-key: the functions' encryption context as a JSON object of strings (seal.Options.EncryptionContext; default $IDEMPOTENCY_SEAL_CONTEXT, as lambdaidemcdk.BindSealing sets it, else the Sealer's default)")
+	fs.StringVar(&t.kmsPrevious, "kms-previous-keys", e.getenv("IDEMPOTENCY_SEAL_PREVIOUS_KEYS"), "with --kms-key: comma-separated keys outcomes may still be sealed under after a manual rotation (kmsseal.Options.PreviousKeys; default $IDEMPOTENCY_SEAL_PREVIOUS_KEYS)")
+}
+
+// sealOptions are the Sealer's options from --kms-context.
+func (t *tableFlags) sealOptions() (func(*seal.Options), error) {
+	if t.kmsContext == "" {
+		return func(*seal.Options) {}, nil
+	}
+	var ec map[string]string
+	if err := json.Unmarshal([]byte(t.kmsContext), &ec); err != nil || len(ec) == 0 {
+		return nil, usagef("--kms-context %q: want a non-empty JSON object of strings, as the functions' seal.Options.EncryptionContext", t.kmsContext)
+	}
+	return func(o *seal.Options) { o.EncryptionContext = ec }, nil
+}
+
+// previousKeys are the keys of --kms-previous-keys.
+func (t *tableFlags) previousKeys() []string {
+	var keys []string
+	for _, k := range strings.Split(t.kmsPrevious, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // open builds the client and the Records view, and checks the table.
@@ -201,11 +228,15 @@ func (t *tableFlags) open(ctx context.Context, e env) (*dynamostore.Records, err
 	}
 	var sealer *seal.Sealer
 	if t.kmsKey != "" {
-		keys, err := e.keys(ctx, t.region, t.kmsKey)
+		opts, err := t.sealOptions()
+		if err != nil {
+			return nil, err
+		}
+		keys, err := e.keys(ctx, t.region, t.kmsKey, t.previousKeys())
 		if err != nil {
 			return nil, fmt.Errorf("--kms-key %s: %w", t.kmsKey, err)
 		}
-		if sealer, err = seal.New(keys); err != nil {
+		if sealer, err = seal.New(keys, opts); err != nil {
 			return nil, err
 		}
 	}

@@ -72,7 +72,7 @@ func (w *world) env(vars map[string]string) env {
 			}
 			return c, nil
 		},
-		keys: func(_ context.Context, _, keyID string) (seal.KeyService, error) {
+		keys: func(_ context.Context, _, keyID string, _ []string) (seal.KeyService, error) {
 			if w.keys == nil {
 				return nil, errors.New("test: no key service for --kms-key " + keyID)
 			}

@@ -14,7 +14,10 @@
 // --sort-key-value), and --kms-key (default $LAMBDAIDEM_KMS_KEY): the KMS
 // key a sealed table's functions seal under, with which show --reveal
 // opens outcomes and resolve --done seals the one it stores; on a sealed
-// record without it they refuse (exit 9) and write nothing. Credentials
+// record without it they refuse (exit 9) and write nothing; --kms-context
+// and --kms-previous-keys (default $IDEMPOTENCY_SEAL_CONTEXT and
+// $IDEMPOTENCY_SEAL_PREVIOUS_KEYS) give the functions' encryption context
+// and previous keys. Credentials
 // and Region come from the usual AWS configuration (environment, shared
 // files, SSO, instance roles).
 //

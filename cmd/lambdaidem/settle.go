@@ -54,6 +54,9 @@ func resolveCmd(ctx context.Context, args []string, s streams, e env) error {
 		if errors.Is(err, dynamostore.ErrSealed) {
 			return fmt.Errorf("%w: pass --kms-key with the KMS key the functions seal under, so the outcome is sealed as theirs are; nothing was written", err)
 		}
+		if errors.Is(err, lambdaidem.ErrKeyRefused) {
+			return fmt.Errorf("%w (give --kms-key, --kms-context and --kms-previous-keys as the functions' IDEMPOTENCY_SEAL_* variables have them)", err)
+		}
 		return err
 	}
 	if *done {

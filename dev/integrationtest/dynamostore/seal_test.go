@@ -112,3 +112,48 @@ func TestRecordsSealAndOpenWithTheFunctionsSealer(t *testing.T) {
 		t.Fatalf("Outcome with kms:Decrypt denied = %v; want ErrKeyRefused", err)
 	}
 }
+
+// Records given a Sealer that is not the functions' (another encryption
+// context, another master key) refuses to resolve a record with a keyed
+// fingerprint: the outcome it would seal would never open for the
+// functions (KMS Decrypt fails on another encryption context, AWS KMS
+// Developer Guide, "Encryption context"; and on another key, AWS KMS API
+// Reference, Decrypt, IncorrectKeyException). It proves the Sealer first
+// by opening the data key the record's fingerprint names; nothing is
+// written, and with the functions' Sealer the same resolve succeeds.
+func TestRecordsRefuseToSealWithAnotherSealer(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	keys := sealtest.New()
+	theirs := func(o *seal.Options) { o.EncryptionContext = map[string]string{"purpose": "payments-outcome"} }
+	sealer, err := seal.New(keys, theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.guard(t, nil, func(o *lambdaidem.Options) { o.Sealer = sealer })
+	leaveUnknown(t, g, "charge-1")
+	outcome, _ := lambdaidem.EncodeStoredOutcome(lambdaidem.StoredOutcome{Value: []byte(`"charged"`)})
+	rec, err := e.records(t).Read(ctx, recordKey("charge-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaultContext, _ := seal.New(keys)
+	otherKey, _ := seal.New(sealtest.New(), theirs)
+	for name, s := range map[string]*seal.Sealer{"default encryption context": defaultContext, "another master key": otherKey} {
+		r := e.records(t, func(o *dynamostore.Options) { o.Sealer = s })
+		err := r.Resolve(ctx, rec, dynamostore.Resolution{Done: true, Outcome: outcome, Now: time.Now()})
+		if !errors.Is(err, lambdaidem.ErrKeyRefused) {
+			t.Fatalf("%s: Resolve = %v; want ErrKeyRefused, nothing written", name, err)
+		}
+		if after, _ := r.Read(ctx, recordKey("charge-1")); after.Status != lambdaidem.StatusUnknown {
+			t.Fatalf("%s: after the refusal the record is %s; want it UNKNOWN, untouched", name, after.Status)
+		}
+	}
+	opSealer, _ := seal.New(keys, theirs)
+	if err := e.records(t, func(o *dynamostore.Options) { o.Sealer = opSealer }).Resolve(ctx, rec, dynamostore.Resolution{Done: true, Outcome: outcome, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := lambdaidem.Do(ctx, g, call("charge-1"), func(context.Context) (string, error) { t.Fatal("ran again"); return "", nil }); err != nil || out != "charged" {
+		t.Fatalf("the functions' duplicate = %q, %v; want the operator's outcome", out, err)
+	}
+}
