@@ -25,6 +25,7 @@ require (
 	github.com/lambdaidem/lambdaidem v0.0.0
 	github.com/lambdaidem/lambdaidem/ddbtest v0.0.0-00010101000000-000000000000
 	github.com/lambdaidem/lambdaidem/examples v0.0.0-00010101000000-000000000000
+	github.com/lambdaidem/lambdaidem/kmsseal v0.0.0-00010101000000-000000000000
 	github.com/lambdaidem/lambdaidem/outboxaws v0.0.0-00010101000000-000000000000
 	github.com/sirupsen/logrus v1.9.4
 	golang.org/x/mod v0.42.0
@@ -39,6 +40,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/kms v1.63.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/signin v1.13.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sns v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.5 // indirect
@@ -50,3 +52,5 @@ require (
 )
 
 replace github.com/lambdaidem/lambdaidem/outboxaws => ../outboxaws
+
+replace github.com/lambdaidem/lambdaidem/kmsseal => ../kmsseal

@@ -8,10 +8,12 @@ require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/aws/aws-sdk-go-v2/service/kms v1.63.0
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/lambdaidem/lambdaidem v0.0.0
 	github.com/lambdaidem/lambdaidem/ddbtest v0.0.0-00010101000000-000000000000
+	github.com/lambdaidem/lambdaidem/kmsseal v0.0.0-00010101000000-000000000000
 	github.com/lambdaidem/lambdaidem/outboxaws v0.0.0-00010101000000-000000000000
 	github.com/truora/minidyn v0.8.2
 )
@@ -38,3 +40,5 @@ replace github.com/lambdaidem/lambdaidem => ..
 replace github.com/lambdaidem/lambdaidem/ddbtest => ../ddbtest
 
 replace github.com/lambdaidem/lambdaidem/outboxaws => ../outboxaws
+
+replace github.com/lambdaidem/lambdaidem/kmsseal => ../kmsseal

@@ -53,7 +53,8 @@
 // "lambdaidem-outcome". Roles that only read the idempotency table
 // (operators, analytics) get neither, and see ciphertext and keyed
 // fingerprints. The key's policy must allow the role too (or delegate to
-// IAM).
+// IAM). The CDK construct lambdaidemcdk.BindSealing grants exactly these,
+// conditioned so, and sets the variables [ReadEnv] reads.
 package kmsseal
 
 import (

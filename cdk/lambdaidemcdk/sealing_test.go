@@ -3,6 +3,7 @@ package lambdaidemcdk_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
@@ -135,4 +136,24 @@ func TestBindSealingOnAFunctionAlreadySetOrImported(t *testing.T) {
 	tmpl := cdktest.Synth(t, stack)
 	assert.Empty(t, tmpl.Statements())
 	assert.Equal(t, map[string]any{"IDEMPOTENCY_SEAL_KEY": "alias/other"}, envOf(t, tmpl, "Fn"))
+}
+
+// The environment BindSealing sets is the one the examples' reader parses
+// (examples/internal/idemenv reads the same golden file into kmsseal's and
+// seal's options).
+func TestBindSealingEnvironmentIsTheGoldenOneTheExamplesRead(t *testing.T) {
+	stack := newStack(t)
+	key := awskms.Key_FromKeyArn(stack, jsii.String("Key"), jsii.String("arn:aws:kms:eu-west-1:111122223333:key/0987dcba-09fe-87dc-65ba-ab0987654321"))
+	previous := awskms.Key_FromKeyArn(stack, jsii.String("Previous"), jsii.String(previousKeyArn))
+	_, err := lambdaidemcdk.BindSealing(newFunction(t, stack, "Fn", 0), lambdaidemcdk.SealingProps{
+		Key: key, Alias: "alias/payments-outcomes", PreviousKeys: []awskms.IKey{previous},
+		EncryptionContext: map[string]string{"purpose": "lambdaidem-outcome", "table": "payments-idempotency"},
+	})
+	require.NoError(t, err)
+
+	b, err := os.ReadFile("testdata/sealing-environment.json")
+	require.NoError(t, err)
+	var golden map[string]any
+	require.NoError(t, json.Unmarshal(b, &golden))
+	assert.Equal(t, golden, envOf(t, cdktest.Synth(t, stack), "Fn"))
 }
