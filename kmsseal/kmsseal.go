@@ -21,10 +21,13 @@
 //   - Options.PreviousKeys names the keys outcomes may still be sealed
 //     under (the old key, until the retry horizon has passed since the
 //     rotation); Decrypt tries the current key, then each of them.
-//   - A KeyService made from an alias looks the alias up again when no
-//     accepted key opens a data key (at most once a minute): a process
-//     started before the rotation then seals under the new key and opens
-//     what new processes sealed.
+//   - A KeyService made from an alias looks the alias up again (at most
+//     once a minute) before it generates a data key, and when no accepted
+//     key opens one: a process started before the rotation seals under the
+//     new key from its next data key on (seal.Options.MaxKeyAge, 5 minutes
+//     by default), and opens what new processes sealed. Outcomes are then
+//     sealed under the old key until about MaxKeyAge after the rotation,
+//     which is when the retry horizon of PreviousKeys starts.
 //
 // Each response's KeyId is checked against the key asked for; a response
 // naming another key is refused. Automatic rotation keeps the key ARN and
@@ -187,8 +190,10 @@ func (k *KeyService) describe(ctx context.Context, id string, sealing bool) (str
 }
 
 // GenerateDataKey calls KMS GenerateDataKey for a 256-bit key, naming the
-// key ARN.
+// key ARN. A KeyService made from an alias first looks the alias up again
+// if it has not for a minute, and generates under the key it names now.
 func (k *KeyService) GenerateDataKey(ctx context.Context, ec map[string]string) ([]byte, []byte, error) {
+	k.moved(ctx)
 	arn := k.KeyARN()
 	out, err := k.client.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{
 		KeyId:             aws.String(arn),
@@ -241,9 +246,10 @@ func (k *KeyService) decrypt(ctx context.Context, arn string, encrypted []byte, 
 	return out.Plaintext, nil
 }
 
-// moved looks the alias up again, at most once a minute, and returns the
-// key ARN it names now if that is a key not yet accepted: it becomes the
-// key data keys are generated under.
+// moved looks the alias up again, at most once a minute: the key it names
+// now becomes the key data keys are generated under (a failed look-up
+// keeps the current one). It returns that key's ARN if it is a key not
+// accepted before.
 func (k *KeyService) moved(ctx context.Context) (string, bool) {
 	if k.alias == "" {
 		return "", false
@@ -261,10 +267,10 @@ func (k *KeyService) moved(ctx context.Context) (string, bool) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.current = arn
 	if slices.Contains(k.accepted, arn) {
 		return "", false
 	}
-	k.current = arn
 	k.accepted = append([]string{arn}, k.accepted...)
 	return arn, true
 }

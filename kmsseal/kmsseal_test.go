@@ -348,6 +348,57 @@ func TestManualRotationByAlias(t *testing.T) {
 	}
 }
 
+// A process started before a manual rotation by alias generates its next
+// data key under the key the alias names now, whether or not it met an
+// outcome of the new key: "change the target KMS key of the alias" is how
+// the application moves to the new key (AWS KMS Developer Guide, "Rotate
+// keys manually"). Otherwise it seals under the old key for as long as it
+// lives, past the retry horizon after which the old key may leave
+// PreviousKeys and be disabled (then GenerateDataKey fails with
+// DisabledException and the process answers nothing). The alias is looked
+// up at most once a minute, when a data key is generated; a KeyService
+// made from a key ARN never looks again.
+func TestDataKeysFollowTheAlias(t *testing.T) {
+	ks, client := newKMS(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clock := func(o *kmsseal.Options) { o.Now = func() time.Time { return now } }
+	ec := map[string]string{"purpose": "a"}
+	byAlias, err := kmsseal.New(ctx, client, alias, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byARN, err := kmsseal.New(ctx, client, keyARN, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, old, err := byAlias.GenerateDataKey(ctx, ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks.pointAlias(alias, key2ARN) // the rotation
+	described := ks.count("DescribeKey")
+	now = now.Add(30 * time.Second)
+	if _, _, err := byAlias.GenerateDataKey(ctx, ec); err != nil || ks.count("DescribeKey") != described {
+		t.Fatalf("within a minute of the last look: %v, %d DescribeKey calls; want none", err, ks.count("DescribeKey")-described)
+	}
+	now = now.Add(time.Minute)
+	for _, keys := range []*kmsseal.KeyService{byAlias, byARN} {
+		if _, _, err := keys.GenerateDataKey(ctx, ec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := ks.requested("GenerateDataKey"); got[len(got)-2] != key2ARN || got[len(got)-1] != keyARN {
+		t.Fatalf("after the rotation the alias's process generated under %s and the ARN's under %s; want the new key, then the one named", got[len(got)-2], got[len(got)-1])
+	}
+	if byAlias.KeyARN() != key2ARN || ks.count("DescribeKey") != described+1 {
+		t.Fatalf("KeyARN %s after %d DescribeKey calls; want the new key after one", byAlias.KeyARN(), ks.count("DescribeKey")-described)
+	}
+	if _, err := byAlias.Decrypt(ctx, old, ec); err != nil {
+		t.Fatalf("a data key of the old key after following the alias: %v; want it still opened", err)
+	}
+}
+
 // An answer naming another key than the one asked for is refused, for
 // GenerateDataKey and Decrypt alike.
 func TestAnswerForAnotherKeyIsRefused(t *testing.T) {
