@@ -59,6 +59,10 @@
 // function already sets to another value is refused with
 // [ErrEnvironmentConflict], never overwritten.
 //
+// [BindSealing] gives a function exactly what kmsseal calls on the KMS key a
+// Sealer uses (GenerateDataKey and Decrypt under the Sealer's encryption
+// context, DescribeKey) and the variables kmsseal.ReadEnv reads to find it.
+//
 // A handler's staged business writes commit in the same TransactWriteItems as
 // its record, and DynamoDB authorizes each item by its own action:
 // [GrantStagedWrites] grants exactly the kinds the handler stages (Put →

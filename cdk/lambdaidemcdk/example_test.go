@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
@@ -106,4 +108,46 @@ func ExampleNewQueueSource() {
 	// visibility timeout: 3m0s
 	// retry horizon: 96h0m0s
 	// IDEMPOTENCY_TTL: 96h0m0s
+}
+
+// A function defined in another stack or app is imported: Bind grants on its
+// role and returns the variables to set where the function is defined.
+func ExampleTable_Bind_imported() {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Ledger"), nil)
+	role := awsiam.Role_FromRoleArn(stack, jsii.String("LedgerRole"), jsii.String("arn:aws:iam::111122223333:role/ledger"), nil)
+	fn := awslambda.Function_FromFunctionAttributes(stack, jsii.String("Ledger"), &awslambda.FunctionAttributes{
+		FunctionArn: jsii.String("arn:aws:lambda:eu-west-1:111122223333:function:ledger"), Role: role,
+	})
+	table, err := lambdaidemcdk.NewTable(stack, "Idempotency", nil)
+	if err != nil {
+		panic(err)
+	}
+	_, err = table.Bind(fn, 24*time.Hour)
+	var notSet *lambdaidemcdk.EnvironmentNotSetError
+	if errors.As(err, &notSet) {
+		fmt.Println(notSet.Granted, *notSet.Environment[lambdaidemcdk.EnvTTL])
+	}
+	// Output: true 24h0m0s
+}
+
+// Outcomes sealed under a KMS key found by its alias: the function may
+// generate and decrypt data keys only under the Sealer's encryption context.
+func ExampleBindSealing() {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Payments"), nil)
+	artifacts := awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("my-artifacts"))
+	fn := awslambda.NewFunction(stack, jsii.String("Payments"), &awslambda.FunctionProps{
+		Runtime: awslambda.Runtime_PROVIDED_AL2023(),
+		Handler: jsii.String("bootstrap"),
+		Code:    awslambda.Code_FromBucket(artifacts, jsii.String("payments.zip"), nil),
+	})
+	key := awskms.NewKey(stack, jsii.String("OutcomeKey"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
+	if _, err := lambdaidemcdk.BindSealing(fn, lambdaidemcdk.SealingProps{
+		Key: key.AddAlias(jsii.String("alias/payments-outcomes")),
+	}); err != nil {
+		panic(err)
+	}
+	fmt.Println(lambdaidemcdk.SealingActions(), lambdaidemcdk.DefaultSealContext())
+	// Output: [kms:GenerateDataKey kms:Decrypt kms:DescribeKey] map[purpose:lambdaidem-outcome]
 }
