@@ -163,7 +163,7 @@ func (o *op[Out]) sameIntent(ctx context.Context, rec Record) error {
 		same, err := k.SameFingerprint(fctx, o.key, rec.Fingerprint, o.c.Fingerprint)
 		cancel()
 		if err != nil {
-			return o.unreadable(ctx, OpenFailure("compare the stored fingerprint", err))
+			return o.unreadable(ctx, "stored fingerprint", OpenFailure("compare the stored fingerprint", err))
 		}
 		if same {
 			return nil
@@ -606,7 +606,7 @@ func (o *op[Out]) replay(ctx context.Context, rec Record, from string) (Out, err
 	out, err := o.decode(ctx, rec)
 	var replayed *ReplayedError
 	if err != nil && !errors.As(err, &replayed) {
-		return out, o.unreadable(ctx, err)
+		return out, o.unreadable(ctx, "stored outcome", err)
 	}
 	o.g.cache.put(rec)
 	if h := o.g.opts.Hooks.OnReplay; h != nil {
@@ -618,25 +618,26 @@ func (o *op[Out]) replay(ctx context.Context, rec Record, from string) (Out, err
 	return out, err
 }
 
-// unreadable logs why a stored record could not be read, and returns err.
-// A key the key service refused is an Error line naming the key and the
-// action to grant: nothing heals it but an operator. A key service that is
-// unavailable for now is a Warn line: the outcome stays stored and a retry
-// replays it.
-func (o *op[Out]) unreadable(ctx context.Context, err error) error {
+// unreadable logs why what a stored record holds (its "stored outcome" or
+// "stored fingerprint") could not be read, and returns err. A key the key
+// service refused is an Error line naming the key and the action to
+// grant: nothing heals it but an operator. A key service that is
+// unavailable for now is a Warn line: the record stays and a retry
+// answers from it.
+func (o *op[Out]) unreadable(ctx context.Context, what string, err error) error {
 	var keyID, action string
 	if kse := (*KeyServiceError)(nil); errors.As(err, &kse) {
 		keyID, action = kse.Key, kse.Action
 	}
 	switch {
 	case errors.Is(err, ErrKeyRefused):
-		o.log(ctx, slog.LevelError, "stored outcome cannot be opened: the key service refused its key; it stays stored, and replays once the role may call the action on the key and the key is enabled (not pending deletion)",
+		o.log(ctx, slog.LevelError, what+" cannot be opened: the key service refused its key; the record stays as it is, and is read once the role may call the action on the key and the key is enabled (not pending deletion)",
 			slog.String("kms_key", keyID), slog.String("action", action), slog.Any("error", err))
 	case errors.Is(err, ErrKeyUnavailable):
-		o.log(ctx, slog.LevelWarn, "stored outcome cannot be opened now: the key service is unavailable; it stays stored, and a retry replays it",
+		o.log(ctx, slog.LevelWarn, what+" cannot be opened now: the key service is unavailable; the record stays as it is, and a retry reads it",
 			slog.String("kms_key", keyID), slog.String("action", action), slog.Any("error", err))
 	default:
-		o.log(ctx, slog.LevelError, "stored outcome unreadable", slog.Any("error", err))
+		o.log(ctx, slog.LevelError, what+" unreadable", slog.Any("error", err))
 	}
 	return err
 }

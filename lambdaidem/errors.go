@@ -38,17 +38,18 @@ var (
 	// way. It matches ErrEffectRejected too.
 	ErrConditionFailed = fmt.Errorf("%w: a business condition failed", ErrEffectRejected)
 	// ErrKeyUnavailable: a stored record is sealed (Options.Sealer) and the
-	// key service that opens it failed for now: throttled, unavailable,
-	// timed out. The record and its outcome are stored; a retry replays
-	// the outcome once the key service answers.
-	ErrKeyUnavailable = errors.New("lambdaidem: key service unavailable; the stored outcome cannot be opened now")
+	// key service that opens its outcome, or the key of its fingerprint,
+	// failed for now: throttled, unavailable, timed out. The record stays
+	// as it is (nothing ran, nothing was released); a retry answers from
+	// it (replays its outcome) once the key service answers.
+	ErrKeyUnavailable = errors.New("lambdaidem: key service unavailable; the stored record cannot be read now")
 	// ErrKeyRefused: a stored record is sealed and the key service refused
 	// its key: access denied, the key disabled, pending deletion or
-	// deleted, or not the key that sealed it. The outcome is stored but
-	// cannot be replayed until the key is usable again; retrying will not
-	// help. The error wraps a [*KeyServiceError] naming the key and the
-	// action.
-	ErrKeyRefused = errors.New("lambdaidem: key service refused the key of a stored outcome")
+	// deleted, or not the key that sealed it. The record stays as it is
+	// but cannot be read (its outcome replayed, its fingerprint compared)
+	// until the key is usable again; retrying will not help. The error
+	// wraps a [*KeyServiceError] naming the key and the action.
+	ErrKeyRefused = errors.New("lambdaidem: key service refused the key of a stored record")
 	// ErrNoAttempt: a write was staged, or an external effect begun, outside a
 	// wrapped invocation, or after its attempt finished.
 	ErrNoAttempt = errors.New("lambdaidem: no idempotent attempt in context")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -289,5 +290,57 @@ func TestUnkeyedFingerprintsOfEarlierRecordsStillMatch(t *testing.T) {
 	changed.Fingerprint = "fp-436"
 	if _, err := lambdaidem.Do(ctx, g, changed, fn); !errors.Is(err, lambdaidem.ErrKeyReused) {
 		t.Fatalf("a different request = %v; want ErrKeyReused", err)
+	}
+}
+
+// A duplicate in another process (its own data key) meets a record still
+// in progress, whose keyed fingerprint it must compare, while the key
+// service throttles or refuses Decrypt: it gets the key service condition
+// (503 / 500 at the HTTP adapters), and what it logs says the record could
+// not be read, not that an outcome is stored: there is none yet.
+func TestComparingAFingerprintOfARecordInProgressIsNotAStoredOutcome(t *testing.T) {
+	for _, c := range []struct {
+		fail error
+		want error
+	}{
+		{sealtest.Throttled("kms:Decrypt"), lambdaidem.ErrKeyUnavailable},
+		{sealtest.Denied("kms:Decrypt"), lambdaidem.ErrKeyRefused},
+	} {
+		keys := sealtest.New()
+		store := memstore.New()
+		owner := sealedGuard(t, store, keys, nil)
+		var logs bytes.Buffer
+		other := sealedGuard(t, store, keys, nil, func(o *lambdaidem.Options) {
+			o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		})
+		call := lambdaidem.Call[string]{Operation: "Charge", Key: "c-1", Fingerprint: "fp"}
+		started, release := make(chan struct{}), make(chan struct{})
+		done := make(chan error)
+		go func() {
+			_, err := lambdaidem.Do(context.Background(), owner, call, func(context.Context) (string, error) {
+				close(started)
+				<-release
+				return "charged", nil
+			})
+			done <- err
+		}()
+		<-started
+		keys.Fail(sealtest.Decrypt, c.fail)
+		_, err := lambdaidem.Do(context.Background(), other, call, func(context.Context) (string, error) {
+			t.Fatal("ran while the owner runs")
+			return "", nil
+		})
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(err, c.want) {
+			t.Fatalf("fail %v: the duplicate got %v; want %v", c.fail, err, c.want)
+		}
+		for _, text := range []string{err.Error(), logs.String()} {
+			if strings.Contains(text, "stored outcome") || !strings.Contains(text, "fingerprint") {
+				t.Fatalf("fail %v: %q speaks of a stored outcome, or not of the fingerprint it could not compare", c.fail, text)
+			}
+		}
 	}
 }

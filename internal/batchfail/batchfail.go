@@ -101,9 +101,9 @@ func Classify(err error, w Words) (slog.Level, string) {
 	case errors.Is(err, lambdaidem.ErrKeyReused):
 		return slog.LevelError, "key reused with a different " + w.Payload + "; not processed: it fails every " + w.Attempt + " and " + w.Dead
 	case errors.Is(err, lambdaidem.ErrKeyUnavailable):
-		return slog.LevelWarn, "stored outcome cannot be opened now: the key service is unavailable; " + w.Retry + " and the stored outcome replayed"
+		return slog.LevelWarn, "stored record cannot be opened now: the key service is unavailable; " + w.Retry + " and answered from the record"
 	case errors.Is(err, lambdaidem.ErrKeyRefused):
-		return slog.LevelError, "stored outcome cannot be opened: the key service refused its key; it fails every " + w.Attempt + " until the key or the role's permission is restored, and " + w.Dead
+		return slog.LevelError, "stored record cannot be opened: the key service refused its key; it fails every " + w.Attempt + " until the key or the role's permission is restored, and " + w.Dead
 	case errors.Is(err, lambdaidem.ErrInProgress):
 		return slog.LevelInfo, "in progress in another invocation; " + w.Retry
 	case errors.Is(err, lambdaidem.ErrOutcomeUnknown):

@@ -381,12 +381,12 @@ func (e *Engine) refusal(err error) *Problem {
 		return p
 	case errors.Is(err, lambdaidem.ErrKeyUnavailable):
 		p := problem(http.StatusServiceUnavailable, ProblemKeyServiceUnavailable, "Key service unavailable",
-			"the outcome of this request is stored, encrypted, and the key service that opens it is unavailable; retry later with the same idempotency key and it will be replayed")
+			"this request's record is stored, encrypted (its outcome, or the attempt still running), and the key service that opens it is unavailable; nothing ran again and nothing was released: retry later with the same idempotency key")
 		p.RetryAfter = time.Second
 		return p
 	case errors.Is(err, lambdaidem.ErrKeyRefused):
 		return problem(http.StatusInternalServerError, ProblemKeyRefused, "Stored outcome cannot be opened",
-			"the outcome of this request is stored, encrypted, and the service may not use its key; it was not run again, and retrying will not help until the service is fixed")
+			"this request's record is stored, encrypted, and the service may not use its key; it was not run again, and retrying will not help until the service is fixed")
 	}
 	return problem(http.StatusInternalServerError, ProblemInternal, "Internal error",
 		"the request failed; a retry with the same idempotency key is safe")
