@@ -78,9 +78,11 @@ const (
 	// claimUpdateUnvalidated is a claim without a fingerprint.
 	claimUpdateUnvalidated = claimSet + " REMOVE #data, #completedAt, #validation"
 
-	// markExternalUpdate marks an external effect begun; the record no
-	// longer expires.
-	markExternalUpdate = "SET #external = :true REMOVE #expiration"
+	// markExternalUpdate marks an external effect begun, with the time of
+	// its first dispatch and the downstream's deduplication window (the
+	// first mark's, kept); the record no longer expires.
+	markExternalUpdate = "SET #external = :true, #dispatchedAt = if_not_exists(#dispatchedAt, :dispatchedAt)," +
+		" #dispatchWindow = if_not_exists(#dispatchWindow, :dispatchWindow) REMOVE #expiration"
 
 	// markUnknownUpdate moves the record to unknown, kept until resolved.
 	markUnknownUpdate = "SET #status = :unknown REMOVE #expiration"
@@ -99,21 +101,23 @@ const (
 // attribute o gives it.
 func attributeNames(o *Options) map[string]string {
 	return map[string]string{
-		"#key":         o.KeyAttr,
-		"#sk":          o.SortKeyAttr,
-		"#status":      o.StatusAttr,
-		"#expiration":  o.ExpirationAttr,
-		"#lease":       o.InProgressExpirationAttr,
-		"#validation":  o.ValidationAttr,
-		"#data":        o.DataAttr,
-		"#attempt":     o.AttemptAttr,
-		"#attempts":    o.AttemptsAttr,
-		"#createdAt":   o.CreatedAtAttr,
-		"#completedAt": o.CompletedAtAttr,
-		"#external":    o.ExternalAttr,
-		"#renewedAt":   o.RenewedAtAttr,
-		"#renews":      o.RenewsAttr,
-		"#holdUntil":   o.HoldUntilAttr,
+		"#key":            o.KeyAttr,
+		"#sk":             o.SortKeyAttr,
+		"#status":         o.StatusAttr,
+		"#expiration":     o.ExpirationAttr,
+		"#lease":          o.InProgressExpirationAttr,
+		"#validation":     o.ValidationAttr,
+		"#data":           o.DataAttr,
+		"#attempt":        o.AttemptAttr,
+		"#attempts":       o.AttemptsAttr,
+		"#createdAt":      o.CreatedAtAttr,
+		"#completedAt":    o.CompletedAtAttr,
+		"#external":       o.ExternalAttr,
+		"#renewedAt":      o.RenewedAtAttr,
+		"#renews":         o.RenewsAttr,
+		"#holdUntil":      o.HoldUntilAttr,
+		"#dispatchedAt":   o.DispatchedAtAttr,
+		"#dispatchWindow": o.DispatchWindowAttr,
 	}
 }
 

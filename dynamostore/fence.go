@@ -34,8 +34,10 @@ func (s *Store) releaseInput(f lambdaidem.Fence) *dynamodb.DeleteItemInput {
 	}
 }
 
-// MarkExternal sets the record's external-effect mark and removes its
-// expiration with one conditional UpdateItem (markExternalUpdate), fenced on f.Token while the
+// MarkExternal sets the record's external-effect mark, the first
+// dispatch's time (f.Now) and the downstream's window (f.Window), and
+// removes its expiration with one conditional UpdateItem
+// (markExternalUpdate), fenced on f.Token while the
 // record is in progress (runningCondition). It returns false, and no error,
 // when the condition fails.
 func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, error) {
@@ -63,7 +65,11 @@ func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence) (bool, erro
 
 // markExternalInput is the UpdateItem of MarkExternal.
 func (s *Store) markExternalInput(f lambdaidem.Fence) *dynamodb.UpdateItemInput {
-	return s.markInput(f, s.x.markExternal, map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}})
+	return s.markInput(f, s.x.markExternal, map[string]types.AttributeValue{
+		":true":           &types.AttributeValueMemberBOOL{Value: true},
+		":dispatchedAt":   num(f.Now.UnixMilli()),
+		":dispatchWindow": num(f.Window.Milliseconds()),
+	})
 }
 
 // markUnknownInput is the UpdateItem of MarkUnknown.

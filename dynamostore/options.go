@@ -93,6 +93,14 @@ type Options struct {
 	// Default "hold_until".
 	HoldUntilAttr string
 
+	// DispatchedAtAttr holds when the owner first began its external
+	// effect (lambdaidem.Record.DispatchedAt), a Number of Unix
+	// milliseconds, and DispatchWindowAttr the downstream's deduplication
+	// window in milliseconds (Attempt.BeginExternalWithin), both written
+	// by the external mark. Defaults "dispatched_at" and "dispatch_window".
+	DispatchedAtAttr   string
+	DispatchWindowAttr string
+
 	// MaxRunTime is what [Records] judges records written without a hold
 	// with (by versions before HoldUntilAttr): their owner is assumed to
 	// renew and to run for MaxRunTime after its last renewal or lease end
@@ -132,7 +140,7 @@ type Options struct {
 
 func (o *Options) setDefaults() error {
 	names := o.attrNames()
-	defaults := []string{"id", "", "status", "expiration", "in_progress_expiration", "validation", "data", "attempt", "attempts", "created_at", "completed_at", "external", "renewed_at", "renews", "hold_until"}
+	defaults := []string{"id", "", "status", "expiration", "in_progress_expiration", "validation", "data", "attempt", "attempts", "created_at", "completed_at", "external", "renewed_at", "renews", "hold_until", "dispatched_at", "dispatch_window"}
 	for i, p := range names {
 		if *p.v == "" {
 			*p.v = defaults[i]
@@ -204,5 +212,7 @@ func (o *Options) attrNames() []namedAttr {
 		{"RenewedAtAttr", &o.RenewedAtAttr},
 		{"RenewsAttr", &o.RenewsAttr},
 		{"HoldUntilAttr", &o.HoldUntilAttr},
+		{"DispatchedAtAttr", &o.DispatchedAtAttr},
+		{"DispatchWindowAttr", &o.DispatchWindowAttr},
 	}
 }

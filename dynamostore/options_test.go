@@ -53,7 +53,7 @@ func TestDefaults(t *testing.T) {
 		KeyAttr: "id", StatusAttr: "status", ExpirationAttr: "expiration", InProgressExpirationAttr: "in_progress_expiration",
 		ValidationAttr: "validation", DataAttr: "data", AttemptAttr: "attempt", AttemptsAttr: "attempts",
 		CreatedAtAttr: "created_at", CompletedAtAttr: "completed_at", ExternalAttr: "external", RenewedAtAttr: "renewed_at",
-		RenewsAttr: "renews", HoldUntilAttr: "hold_until", MaxRunTime: 30 * time.Minute,
+		RenewsAttr: "renews", HoldUntilAttr: "hold_until", DispatchedAtAttr: "dispatched_at", DispatchWindowAttr: "dispatch_window", MaxRunTime: 30 * time.Minute,
 		ConflictRetries: 8, ConflictBackoff: 25 * time.Millisecond, ConflictMaxBackoff: 400 * time.Millisecond,
 	}
 	if got := s.Options(); got != want {

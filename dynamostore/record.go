@@ -97,6 +97,8 @@ func (c codec) decode(item map[string]types.AttributeValue) (lambdaidem.Record, 
 	r.RenewedAt = d.time(o.RenewedAtAttr, time.Millisecond, false)
 	r.Renews = d.boolean(o.RenewsAttr)
 	r.HoldUntil = d.time(o.HoldUntilAttr, time.Millisecond, false)
+	r.DispatchedAt = d.time(o.DispatchedAtAttr, time.Millisecond, false)
+	r.DispatchWindow = time.Duration(d.int(o.DispatchWindowAttr, false)) * time.Millisecond
 	if d.err == nil {
 		switch r.Status {
 		case lambdaidem.StatusInProgress, lambdaidem.StatusCompleted, lambdaidem.StatusUnknown:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Attempt is one run of a handler under a claim. The handler reaches it
@@ -17,7 +18,7 @@ type Attempt struct {
 
 	// markExternal persists the external-effect mark on the record; nil
 	// when there is no record to mark (failing open).
-	markExternal func(context.Context) error
+	markExternal func(ctx context.Context, window time.Duration) error
 
 	mu       sync.Mutex
 	closed   bool
@@ -66,7 +67,22 @@ func (a *Attempt) Number() int { return a.number }
 // Managed Instances, may no longer own the record),
 // after the attempt finished ([ErrNoAttempt]), and in optimistic mode,
 // where an external effect could run once per concurrent duplicate.
-func (a *Attempt) BeginExternal(ctx context.Context) error {
+func (a *Attempt) BeginExternal(ctx context.Context) error { return a.BeginExternalWithin(ctx, 0) }
+
+// BeginExternalWithin is [Attempt.BeginExternal] for a downstream that
+// deduplicates the operation key for window only (a payment API that keeps
+// idempotency keys for 24 hours; SQS FIFO's five minutes). The record keeps
+// the time of this first dispatch and the window; once the window has
+// passed since it, the core never dispatches the effect again on its own:
+// a reconcile function's "not done" is refused with an error matching
+// [ErrOutcomeUnknown] and [ErrWindowPassed], and the record stays UNKNOWN
+// for an operator (the lambdaidem command says why). A window of zero is
+// BeginExternal: no bound. A later call in the same attempt changes
+// nothing; a negative window is an error.
+func (a *Attempt) BeginExternalWithin(ctx context.Context, window time.Duration) error {
+	if window < 0 {
+		return errors.New("lambdaidem: negative deduplication window")
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
@@ -78,7 +94,7 @@ func (a *Attempt) BeginExternal(ctx context.Context) error {
 		return nil
 	}
 	if a.markExternal != nil {
-		if err := a.markExternal(ctx); err != nil {
+		if err := a.markExternal(ctx, window); err != nil {
 			return err
 		}
 	}

@@ -62,6 +62,11 @@ type Unknown struct {
 	// Renews says whether the last owner renewed its lease (it ran where
 	// deadlines are not enforced), as recorded at its claim.
 	Renews bool
+	// DispatchedAt is when the external effect was first begun, and
+	// DispatchWindow how long the downstream deduplicates the operation key
+	// (zero: no bound given). Past it, "not done" is refused.
+	DispatchedAt   time.Time
+	DispatchWindow time.Duration
 }
 
 // maxRounds bounds how often one call goes back to claim after finding the
@@ -236,7 +241,7 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 	fence := Fence{Key: o.key, Token: token}
 	a := &Attempt{operationKey: operationKey(o.key), number: rec.Attempts, mode: ClaimFirst}
 	var rn *renewer
-	a.markExternal = func(ctx context.Context) error {
+	a.markExternal = func(ctx context.Context, window time.Duration) error {
 		// The renewer writes nothing while the mark is sent: a renewal sent
 		// alongside could put back the expiration the mark removes.
 		unlock := rn.lock()
@@ -248,7 +253,9 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 			// now would hand it to Reconcile while this call is dispatched.
 			return o.conflict(ctx, ErrLeaseLost, Record{Key: o.key})
 		}
-		ok, err := o.g.store.MarkExternal(ctx, fence)
+		mark := fence
+		mark.Now, mark.Window = opts.Now(), window
+		ok, err := o.g.store.MarkExternal(ctx, mark)
 		if err == nil && ok {
 			rn.markedExternal()
 		}
@@ -439,10 +446,10 @@ func (o *op[Out]) existing(ctx context.Context, rec Record) (Out, error) {
 	switch v {
 	case VerdictReplay:
 		return o.replay(ctx, rec, "store")
-	case VerdictReconcile:
+	case VerdictReconcile, VerdictWindowPassed:
 		// UNKNOWN, or its owner began an external effect and lapsed: as
 		// good as UNKNOWN. Stores refuse to let a claim take it over.
-		return o.reconcile(ctx, rec)
+		return o.reconcile(ctx, rec, v)
 	case VerdictHeld:
 		// Its owner may still be running, or its effect still land:
 		// asking the downstream API now could race its call.
@@ -502,15 +509,24 @@ func (o *op[Out]) wait(ctx context.Context, rec Record) (Out, error) {
 // reconcile resolves an UNKNOWN record with the Call's reconcile function,
 // or answers [errReclaim] when the record was released (the effect did not
 // happen) or resolved by someone else.
-func (o *op[Out]) reconcile(ctx context.Context, rec Record) (Out, error) {
+func (o *op[Out]) reconcile(ctx context.Context, rec Record, v Verdict) (Out, error) {
 	var zero Out
 	if o.c.Reconcile == nil {
 		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
 	}
-	out, done, err := o.c.Reconcile(ctx, Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt, RenewedAt: rec.RenewedAt, Renews: rec.Renews})
+	out, done, err := o.c.Reconcile(ctx, Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt, RenewedAt: rec.RenewedAt, Renews: rec.Renews,
+		DispatchedAt: rec.DispatchedAt, DispatchWindow: rec.DispatchWindow})
 	if err != nil {
 		o.log(ctx, slog.LevelWarn, "reconcile failed", slog.Any("error", err))
 		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
+	}
+	if !done && !v.Redispatchable() {
+		// The downstream may have forgotten the operation key: a redispatch
+		// could repeat the effect. An operator decides.
+		err := fmt.Errorf("%w: %w: first dispatched at %s, the downstream deduplicates for %s; the record stays UNKNOWN for an operator",
+			ErrOutcomeUnknown, ErrWindowPassed, rec.DispatchedAt.UTC().Format(time.RFC3339), rec.DispatchWindow)
+		o.log(ctx, slog.LevelError, "reconcile said not done past the downstream's deduplication window: refused", slog.Any("error", err))
+		return zero, o.conflict(ctx, err, rec)
 	}
 	if !done {
 		fctx, cancel := o.finishContext(ctx)

@@ -21,6 +21,12 @@ var (
 	// ErrOutcomeUnknown: an earlier attempt began an external side effect and
 	// failed; the outcome is being reconciled.
 	ErrOutcomeUnknown = errors.New("lambdaidem: outcome unknown")
+	// ErrWindowPassed: a reconcile function said an external effect did not
+	// happen, but the downstream's deduplication window
+	// (Attempt.BeginExternalWithin) has passed since its first dispatch: a
+	// redispatch could repeat it. The record stays UNKNOWN for an operator.
+	// It comes with ErrOutcomeUnknown.
+	ErrWindowPassed = errors.New("lambdaidem: the downstream's deduplication window has passed since the first dispatch")
 	// ErrStoreUnavailable: the store could not be reached or refused service.
 	ErrStoreUnavailable = errors.New("lambdaidem: store unavailable")
 	// ErrLeaseLost: the attempt's lease lapsed and another attempt took the

@@ -73,6 +73,9 @@ import (
 //	                                                         operators: refused (settle, forget)
 //	VerdictReconcile  UNKNOWN, or INPROGRESS with an         reconcile (Call.Reconcile); an operator
 //	                  external effect, lease lapsed, not held settles (resolve --done/--not-done) or forgets
+//	VerdictWindowPassed as VerdictReconcile, and the downstream's  reconcile "done" only; "not done" (a
+//	                  deduplication window has passed since the  redispatch) is refused: the record stays
+//	                  first dispatch ([WindowPassed])            UNKNOWN for an operator
 //
 // UNKNOWN and external records never expire: their expiration is ignored
 // (records written before this rule have one) and the owner's writes
@@ -107,6 +110,12 @@ const (
 	// began an external effect and lapsed. A reconcile function or an
 	// operator settles it.
 	VerdictReconcile
+	// VerdictWindowPassed: as VerdictReconcile, but the downstream's
+	// deduplication window (Attempt.BeginExternalWithin) has passed since
+	// the first dispatch: the downstream may no longer remember the
+	// operation key, so a redispatch could repeat the effect. A reconcile
+	// may settle it as done, never as not done; an operator decides.
+	VerdictWindowPassed
 )
 
 // String names the verdict: "absent", "expired", "take over", "replay",
@@ -125,6 +134,8 @@ func (v Verdict) String() string {
 		return "held"
 	case VerdictReconcile:
 		return "reconcile"
+	case VerdictWindowPassed:
+		return "window passed"
 	}
 	return "Verdict(" + strconv.Itoa(int(v)) + ")"
 }
@@ -138,7 +149,13 @@ func (v Verdict) Claimable() bool {
 
 // Settleable reports whether a reconcile function or an operator may
 // settle the record (done: COMPLETED; not done: released).
-func (v Verdict) Settleable() bool { return v == VerdictReconcile }
+func (v Verdict) Settleable() bool { return v == VerdictReconcile || v == VerdictWindowPassed }
+
+// Redispatchable reports whether a reconcile function may settle the
+// record as not done, releasing it so that the next attempt dispatches the
+// external effect again: only while the downstream's deduplication window
+// has not passed.
+func (v Verdict) Redispatchable() bool { return v == VerdictReconcile }
 
 // Forgettable reports whether an operator may delete the record: it
 // exists and is not held.
@@ -162,17 +179,36 @@ func Judge(rec Record, now time.Time, window time.Duration) Verdict {
 		}
 		return VerdictReplay
 	case StatusUnknown:
-		return VerdictReconcile
+		return reconcile(rec, now)
 	case StatusInProgress:
 		switch {
 		case rec.External:
-			return VerdictReconcile
+			return reconcile(rec, now)
 		case rec.ExpiresAt.Before(now):
 			return VerdictExpired
 		}
 		return VerdictTakeOver
 	}
 	return VerdictHeld
+}
+
+// reconcile is the verdict on an uncertain record nobody runs under.
+func reconcile(rec Record, now time.Time) Verdict {
+	if WindowPassed(rec.DispatchedAt, rec.DispatchWindow, now) {
+		return VerdictWindowPassed
+	}
+	return VerdictReconcile
+}
+
+// WindowPassed reports whether a downstream that deduplicates for window
+// may have forgotten a dispatch first made at first: a window was given,
+// there was a dispatch, and now is not before first + window (at the
+// window's last instant the downstream may already have forgotten). It is
+// the one rule for redispatching to a downstream with a window: the core
+// asks it through [Judge] before a reconcile's "not done", the outbox
+// relay before every resend (outbox.Window).
+func WindowPassed(first time.Time, window time.Duration, now time.Time) bool {
+	return window > 0 && !first.IsZero() && !now.Before(first.Add(window))
 }
 
 // OwnerMayRun reports whether the owner of rec may still be running, or

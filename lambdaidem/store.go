@@ -61,6 +61,13 @@ type Record struct {
 	// [HoldUntil] and [Judge]), written at claim and at every renewal;
 	// zero on records written before it was recorded.
 	HoldUntil time.Time
+	// DispatchedAt is when the owner first began its external effect
+	// (Attempt.BeginExternal), and DispatchWindow how long the downstream
+	// deduplicates the operation key (Attempt.BeginExternalWithin; zero:
+	// no bound given). Past it, a reconcile may not redispatch
+	// ([VerdictWindowPassed]). Both kept across UNKNOWN.
+	DispatchedAt   time.Time
+	DispatchWindow time.Duration
 }
 
 // Claim asks a store to make an attempt the owner of a record.
@@ -135,6 +142,11 @@ type Renewal struct {
 type Fence struct {
 	Key   string
 	Token string
+	// Now and Window are for MarkExternal only: when the external effect
+	// begins, recorded as Record.DispatchedAt by the first mark, and the
+	// downstream's deduplication window, Record.DispatchWindow.
+	Now    time.Time
+	Window time.Duration
 }
 
 // Store persists idempotency records. Every method must be safe for

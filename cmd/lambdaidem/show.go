@@ -45,22 +45,27 @@ func showCmd(ctx context.Context, args []string, s streams, e env) error {
 
 // view is a record as an operator reads it, in text or JSON.
 type view struct {
-	Key          string          `json:"key"`
-	Status       string          `json:"status"`
-	State        string          `json:"state"`
-	Revision     string          `json:"revision"`
-	Attempts     int             `json:"attempts"`
-	CreatedAt    *time.Time      `json:"created_at,omitempty"`
-	CompletedAt  *time.Time      `json:"completed_at,omitempty"`
-	LeaseUntil   *time.Time      `json:"lease_until,omitempty"`
-	ExpiresAt    time.Time       `json:"expires_at"`
-	Expired      bool            `json:"expired"`
-	External     bool            `json:"external"`
-	Fingerprint  string          `json:"fingerprint,omitempty"`
-	OperationKey string          `json:"operation_key"`
-	OutcomeBytes int             `json:"outcome_bytes"`
-	Outcome      json.RawMessage `json:"outcome,omitempty"`
-	Error        *storedError    `json:"error,omitempty"`
+	Key          string     `json:"key"`
+	Status       string     `json:"status"`
+	State        string     `json:"state"`
+	Revision     string     `json:"revision"`
+	Attempts     int        `json:"attempts"`
+	CreatedAt    *time.Time `json:"created_at,omitempty"`
+	CompletedAt  *time.Time `json:"completed_at,omitempty"`
+	LeaseUntil   *time.Time `json:"lease_until,omitempty"`
+	ExpiresAt    time.Time  `json:"expires_at"`
+	Expired      bool       `json:"expired"`
+	External     bool       `json:"external"`
+	DispatchedAt *time.Time `json:"dispatched_at,omitempty"`
+	// DispatchWindow is the downstream's deduplication window ("24h0m0s"),
+	// WindowPassed whether it has passed since the first dispatch.
+	DispatchWindow string          `json:"dispatch_window,omitempty"`
+	WindowPassed   bool            `json:"window_passed,omitempty"`
+	Fingerprint    string          `json:"fingerprint,omitempty"`
+	OperationKey   string          `json:"operation_key"`
+	OutcomeBytes   int             `json:"outcome_bytes"`
+	Outcome        json.RawMessage `json:"outcome,omitempty"`
+	Error          *storedError    `json:"error,omitempty"`
 
 	now time.Time
 }
@@ -77,6 +82,11 @@ func newView(rec lambdaidem.Record, now time.Time) view {
 		Fingerprint: rec.Fingerprint, OperationKey: lambdaidem.OperationKey(rec.Key), OutcomeBytes: len(rec.Outcome), now: now,
 	}
 	v.CreatedAt, v.CompletedAt = opt(rec.CreatedAt), opt(rec.CompletedAt)
+	v.DispatchedAt = opt(rec.DispatchedAt)
+	if rec.DispatchWindow > 0 {
+		v.DispatchWindow = rec.DispatchWindow.String()
+		v.WindowPassed = lambdaidem.WindowPassed(rec.DispatchedAt, rec.DispatchWindow, now)
+	}
 	if rec.Status == lambdaidem.StatusInProgress {
 		v.LeaseUntil = opt(rec.LeaseUntil) // a lease means nothing once the attempt has ended
 	}
@@ -119,6 +129,10 @@ func state(rec lambdaidem.Record, now time.Time) string {
 	switch {
 	case !rec.Live(now):
 		return "expired: treated as absent, the next request runs the operation"
+	case rec.Status == lambdaidem.StatusUnknown && lambdaidem.WindowPassed(rec.DispatchedAt, rec.DispatchWindow, now):
+		return "outcome unknown, and the downstream's deduplication window has passed since the first dispatch: " +
+			"reconciles may not redispatch (their \"not done\" is refused), so it waits for you: resolve --done if the effect happened; " +
+			"--not-done lets the next retry dispatch again, which the downstream will no longer deduplicate"
 	case rec.Status == lambdaidem.StatusUnknown:
 		return "outcome unknown; settle it with resolve --done or --not-done"
 	case rec.Status == lambdaidem.StatusCompleted:
@@ -155,6 +169,18 @@ func (v view) print(w io.Writer) {
 		ext = "yes: an external effect began; ask the downstream API about the operation key"
 	}
 	line("external", ext)
+	if v.DispatchedAt != nil {
+		d := "first " + v.when(v.DispatchedAt)
+		switch {
+		case v.DispatchWindow == "":
+			d += "; no deduplication window given"
+		case v.WindowPassed:
+			d += "; the downstream deduplicates for " + v.DispatchWindow + ": PASSED, a redispatch could repeat the effect"
+		default:
+			d += "; the downstream deduplicates for " + v.DispatchWindow
+		}
+		line("dispatched", d)
+	}
 	line("fingerprint", orDash(v.Fingerprint))
 	line("operation key", v.OperationKey)
 	switch {

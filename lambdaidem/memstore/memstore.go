@@ -233,6 +233,9 @@ func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, err
 	}
 	r.External = true
 	r.ExpiresAt = time.Time{} // an external record never expires
+	if r.DispatchedAt.IsZero() {
+		r.DispatchedAt, r.DispatchWindow = f.Now, f.Window
+	}
 	s.records[f.Key] = r
 	return true, nil
 }

@@ -331,9 +331,11 @@ func (f PublisherFunc) Publish(ctx context.Context, m Message) error { return f(
 // the first dispatch and for a target without a window; a redispatch only
 // before [Message.Window] has passed since the first (at the window's last
 // instant the target may already have forgotten). A later redispatch
-// fails with [ErrWindowPassed]. The relay asks it before every publish.
+// fails with [ErrWindowPassed]. The relay asks it before every publish; the
+// rule is the gate's, lambdaidem.WindowPassed, which the core asks before
+// a reconcile's redispatch.
 func Window(m Message, firstDispatch, now time.Time) error {
-	if firstDispatch.IsZero() || m.Window == 0 || now.Before(firstDispatch.Add(m.Window)) {
+	if !lambdaidem.WindowPassed(firstDispatch, m.Window, now) {
 		return nil
 	}
 	return fmt.Errorf("%w: message %s first dispatched at %s, its target deduplicates for %s",
