@@ -1,8 +1,8 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -189,32 +189,21 @@ func (t *tableFlags) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&t.keyAttr, "key-attr", "", "partition key attribute, as the functions' store has it (default id)")
 	fs.StringVar(&t.sortKeyAttr, "sort-key-attr", "", "sort key attribute, for a table with one")
 	fs.StringVar(&t.sortKeyValue, "sort-key-value", "", "the records' static sort key value")
-	fs.StringVar(&t.kmsKey, "kms-key", e.getenv("LAMBDAIDEM_KMS_KEY"), "the KMS key the functions seal outcomes under (id, ARN or alias; default $LAMBDAIDEM_KMS_KEY): show --reveal opens outcomes with it, resolve --done seals the outcome; needs kms:DescribeKey, kms:GenerateDataKey, kms:Decrypt")
+	fs.StringVar(&t.kmsKey, "kms-key", cmp.Or(e.getenv("LAMBDAIDEM_KMS_KEY"), e.getenv(kmsseal.EnvKey)), "the KMS key the functions seal outcomes under (id, ARN or alias; default $LAMBDAIDEM_KMS_KEY, else $IDEMPOTENCY_SEAL_KEY): show --reveal opens outcomes with it, resolve --done seals the outcome; needs kms:DescribeKey, kms:GenerateDataKey, kms:Decrypt")
 	fs.StringVar(&t.kmsContext, "kms-context", e.getenv("IDEMPOTENCY_SEAL_CONTEXT"), "with --kms-key: the functions' encryption context as a JSON object of strings (seal.Options.EncryptionContext; default $IDEMPOTENCY_SEAL_CONTEXT, as lambdaidemcdk.BindSealing sets it, else the Sealer's default)")
 	fs.StringVar(&t.kmsPrevious, "kms-previous-keys", e.getenv("IDEMPOTENCY_SEAL_PREVIOUS_KEYS"), "with --kms-key: comma-separated keys outcomes may still be sealed under after a manual rotation (kmsseal.Options.PreviousKeys; default $IDEMPOTENCY_SEAL_PREVIOUS_KEYS)")
 }
 
-// sealOptions are the Sealer's options from --kms-context.
-func (t *tableFlags) sealOptions() (func(*seal.Options), error) {
-	if t.kmsContext == "" {
-		return func(*seal.Options) {}, nil
+// sealing reads the --kms-* flags as the functions read the variables
+// they default to (kmsseal.ReadEnv), so that the command seals and opens
+// as the functions do.
+func (t *tableFlags) sealing() (kmsseal.Env, error) {
+	flags := map[string]string{kmsseal.EnvKey: t.kmsKey, kmsseal.EnvContext: t.kmsContext, kmsseal.EnvPreviousKeys: t.kmsPrevious}
+	s, err := kmsseal.ReadEnv(func(k string) string { return flags[k] })
+	if err != nil {
+		return s, usagef("--kms-key, --kms-context, --kms-previous-keys (read as their variables): %v", err)
 	}
-	var ec map[string]string
-	if err := json.Unmarshal([]byte(t.kmsContext), &ec); err != nil || len(ec) == 0 {
-		return nil, usagef("--kms-context %q: want a non-empty JSON object of strings, as the functions' seal.Options.EncryptionContext", t.kmsContext)
-	}
-	return func(o *seal.Options) { o.EncryptionContext = ec }, nil
-}
-
-// previousKeys are the keys of --kms-previous-keys.
-func (t *tableFlags) previousKeys() []string {
-	var keys []string
-	for _, k := range strings.Split(t.kmsPrevious, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
-		}
-	}
-	return keys
+	return s, nil
 }
 
 // open builds the client and the Records view, and checks the table.
@@ -228,15 +217,19 @@ func (t *tableFlags) open(ctx context.Context, e env) (*dynamostore.Records, err
 	}
 	var sealer *seal.Sealer
 	if t.kmsKey != "" {
-		opts, err := t.sealOptions()
+		sealing, err := t.sealing()
 		if err != nil {
 			return nil, err
 		}
-		keys, err := e.keys(ctx, t.region, t.kmsKey, t.previousKeys())
+		keys, err := e.keys(ctx, t.region, sealing.Key, sealing.PreviousKeys)
 		if err != nil {
 			return nil, fmt.Errorf("--kms-key %s: %w", t.kmsKey, err)
 		}
-		if sealer, err = seal.New(keys, opts); err != nil {
+		if sealer, err = seal.New(keys, func(o *seal.Options) {
+			if sealing.EncryptionContext != nil {
+				o.EncryptionContext = sealing.EncryptionContext
+			}
+		}); err != nil {
 			return nil, err
 		}
 	}

@@ -11,7 +11,8 @@
 // Every command but key takes --table (default $IDEMPOTENCY_TABLE),
 // --endpoint (default $AWS_ENDPOINT_URL_DYNAMODB), --region, and the
 // attribute options of the functions' store (--key-attr, --sort-key-attr,
-// --sort-key-value), and --kms-key (default $LAMBDAIDEM_KMS_KEY): the KMS
+// --sort-key-value), and --kms-key (default $LAMBDAIDEM_KMS_KEY, else
+// $IDEMPOTENCY_SEAL_KEY): the KMS
 // key a sealed table's functions seal under, with which show --reveal
 // opens outcomes and resolve --done seals the one it stores; on a sealed
 // record without it they refuse (exit 9) and write nothing; --kms-context
