@@ -296,6 +296,10 @@ func (r *run) newInstance(skew time.Duration, cache bool) (*instance, error) {
 			o.RetryHorizon = horizon
 			o.LeaseMargin = r.cfg.LeaseMargin
 			o.Now = func() time.Time { return r.clock.now(skew) }
+			// The instances are standard Lambda's: stopped at their
+			// deadline (a crash or a lapse ends an attempt), so they do not
+			// renew, as RenewAuto decides in a standard Lambda environment.
+			o.Renew = lambdaidem.RenewNever
 			if keyKind(k) == optimistic {
 				o.Mode = lambdaidem.Optimistic
 			}

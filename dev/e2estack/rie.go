@@ -212,6 +212,12 @@ func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
 	}
 	env["AWS_LAMBDA_FUNCTION_NAME"] = o.Name
 	env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = strconv.Itoa(secs)
+	// What Lambda sets and the emulator does not ("Defined runtime
+	// environment variables", Lambda developer guide): standard Lambda
+	// says on-demand; Managed Instances (below) lambda-managed-instances.
+	// RenewAuto reads it to tell a platform that stops a handler at its
+	// deadline from one that does not.
+	env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "on-demand"
 	env["LOG_LEVEL"] = "warn"
 
 	f := &Function{
@@ -244,6 +250,7 @@ func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
 			return nil, err
 		}
 		env["AWS_LAMBDA_MAX_CONCURRENCY"] = strconv.Itoa(o.MaxConcurrency)
+		env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "lambda-managed-instances"
 		f.managed = true
 		f.slots = make(chan struct{}, o.MaxConcurrency)
 		// In a private mount namespace: make every mount private (so the
