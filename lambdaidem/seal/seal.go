@@ -81,6 +81,11 @@ type Sealer struct {
 	keys KeyService
 	opts Options
 
+	// generating is held while a new data key is asked for: concurrent
+	// seals wait for one new key rather than each asking for its own, while
+	// opening, which needs only mu, goes on.
+	generating sync.Mutex
+
 	mu      sync.Mutex
 	current *dataKey          // encrypts new outcomes, keys new fingerprints
 	opened  map[string]cached // encrypted data key → decrypted, for Open
@@ -279,17 +284,15 @@ func (s *Sealer) fingerprintKey(ctx context.Context) (*dataKey, error) {
 // fresh returns *slot, or a new data key in it once it is too old or (for
 // sealing, count) too used.
 func (s *Sealer) fresh(ctx context.Context, slot **dataKey, count bool) (*dataKey, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.opts.Now()
-	if dk := *slot; dk != nil && dk.uses < s.opts.MaxKeyUses && now.Sub(dk.born) < s.opts.MaxKeyAge {
-		if count {
-			dk.uses++
-		}
+	if dk, ok := s.usable(slot, count); ok {
 		return dk, nil
 	}
-	// Held under the lock: concurrent seals wait for one new key rather
-	// than each asking the key service for its own.
+	s.generating.Lock()
+	defer s.generating.Unlock()
+	if dk, ok := s.usable(slot, count); ok {
+		return dk, nil // another call generated one meanwhile
+	}
+	now := s.opts.Now()
 	plain, encrypted, err := s.keys.GenerateDataKey(ctx, maps.Clone(s.opts.EncryptionContext))
 	if err != nil {
 		return nil, fmt.Errorf("seal: generate data key: %w", keyServiceError("GenerateDataKey", err))
@@ -302,9 +305,26 @@ func (s *Sealer) fresh(ctx context.Context, slot **dataKey, count bool) (*dataKe
 		return nil, fmt.Errorf("seal: generate data key: encrypted key of %d bytes", len(encrypted))
 	}
 	named := fingerprintPrefix + base64.RawURLEncoding.EncodeToString(encrypted) + "."
-	*slot = &dataKey{aead: c.aead, mac: c.mac, named: named, encrypted: encrypted, born: now, uses: 1}
+	dk := &dataKey{aead: c.aead, mac: c.mac, named: named, encrypted: encrypted, born: now, uses: 1}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*slot = dk
 	s.remember(string(encrypted), c)
-	return *slot, nil
+	return dk, nil
+}
+
+// usable returns *slot if it may still seal (counting the use) or key.
+func (s *Sealer) usable(slot **dataKey, count bool) (*dataKey, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dk := *slot
+	if dk == nil || dk.uses >= s.opts.MaxKeyUses || s.opts.Now().Sub(dk.born) >= s.opts.MaxKeyAge {
+		return nil, false
+	}
+	if count {
+		dk.uses++
+	}
+	return dk, true
 }
 
 // opener returns the AEAD of an encrypted data key.

@@ -231,3 +231,79 @@ func TestGuardWithSealer(t *testing.T) {
 		t.Fatalf("%d GenerateDataKey calls for 16 concurrent commits; want 1", n)
 	}
 }
+
+// blockingKeys is a KeyService whose GenerateDataKey waits for release
+// once armed: a KMS call that is slow (throttled and retried by the SDK).
+type blockingKeys struct {
+	*sealtest.KeyService
+	armed   chan struct{} // closed: GenerateDataKey blocks
+	entered chan struct{} // receives when a blocked call has begun
+	release chan struct{}
+}
+
+func (k *blockingKeys) GenerateDataKey(ctx context.Context, ec map[string]string) ([]byte, []byte, error) {
+	select {
+	case <-k.armed:
+		k.entered <- struct{}{}
+		<-k.release
+	default:
+	}
+	return k.KeyService.GenerateDataKey(ctx, ec)
+}
+
+// While one call generates a new data key (KMS slow), opening an outcome
+// whose data key is cached, and comparing a fingerprint keyed under it,
+// need no key service call and do not wait for it: a Managed Instance's
+// replays do not stall behind one seal's GenerateDataKey.
+func TestOpeningDoesNotWaitForANewDataKey(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	keys := &blockingKeys{KeyService: sealtest.New(), armed: make(chan struct{}), entered: make(chan struct{}), release: make(chan struct{})}
+	s := newSealer(t, keys, func(o *seal.Options) {
+		o.MaxKeyAge, o.MaxCacheAge, o.Now = time.Minute, time.Hour, clock
+	})
+	sealed, err := s.Seal(ctx, "ns#k", []byte("charged"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := s.KeyFingerprint(ctx, "ns#k", "fp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute) // the data key no longer seals; it still opens
+	mu.Unlock()
+	close(keys.armed)
+	sealing := make(chan error)
+	go func() {
+		_, err := s.Seal(ctx, "ns#other", []byte("x"))
+		sealing <- err
+	}()
+	<-keys.entered
+	opened := make(chan error)
+	go func() {
+		_, err := s.Open(ctx, "ns#k", sealed)
+		if err == nil {
+			var same bool
+			if same, err = s.SameFingerprint(ctx, "ns#k", fp, "fp"); err == nil && !same {
+				err = errors.New("the fingerprint does not match")
+			}
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // a liveness bound, not a speed target
+		close(keys.release)
+		t.Fatal("Open waited for another call's GenerateDataKey")
+	}
+	close(keys.release)
+	if err := <-sealing; err != nil {
+		t.Fatal(err)
+	}
+}
