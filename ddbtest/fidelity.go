@@ -57,6 +57,9 @@ type Departures struct {
 	// TransactionConflictException and cancels a transaction that meets
 	// another write on one of its items (see conflicts.go).
 	NoTransactionConflicts bool
+	// RemoveIgnored keeps the emulator's handling of the REMOVE clause of an
+	// UpdateItem: the attributes stay (see remove.go). DynamoDB removes them.
+	RemoveIgnored bool
 	// NoConsumedCapacity keeps the emulator's answer to
 	// ReturnConsumedCapacity, which is none, and charges nothing
 	// ([Proxy.Consumed] stays zero). DynamoDB computes capacity by the
@@ -68,7 +71,7 @@ type Departures struct {
 // emulator's own behaviour.
 func Emulator() Departures {
 	return Departures{OldItems: OldItemsLikeEmulator, TokenReplayCancelled: true, PutItemAttributes: true, NoTimeToLive: true, ScanSegmentsIgnored: true,
-		NoTransactionConflicts: true, NoConsumedCapacity: true}
+		NoTransactionConflicts: true, NoConsumedCapacity: true, RemoveIgnored: true}
 }
 
 // tokenWindow is how long DynamoDB remembers a ClientRequestToken.
@@ -119,6 +122,8 @@ func (p *Proxy) single(dep Departures, op string, header http.Header, body []byt
 	switch {
 	case resp.status == http.StatusBadRequest && errorType(resp.body) == "ConditionalCheckFailedException":
 		resp.body = edit(resp.body, func(m map[string][]byte) { fixOld(dep, m, wantOld, old) })
+	case resp.status == http.StatusOK && op == "UpdateItem" && !dep.RemoveIgnored:
+		resp = p.applyRemove(in, resp)
 	case resp.status == http.StatusOK && op == "PutItem" && !dep.PutItemAttributes:
 		resp.body = edit(resp.body, func(m map[string][]byte) {
 			delete(m, "Attributes")

@@ -272,3 +272,38 @@ func TestTimeToLive(t *testing.T) {
 		t.Fatal("with the departure kept, DescribeTimeToLive succeeded; want the emulator's refusal")
 	}
 }
+
+// TestUpdateRemove: the proxy makes REMOVE in an UpdateItem remove the
+// attributes it names, placeholders resolved, from the item and from the
+// Attributes returned, as DynamoDB does (the emulator keeps them); with the
+// departure kept, the emulator's behaviour shows.
+func TestUpdateRemove(t *testing.T) {
+	ep := ddbtest.Start(t)
+	p := ep.RequireProxy(t)
+	c := ep.Client()
+	table := newTable(t, c)
+	ctx := context.Background()
+	update := func(pk string) map[string]types.AttributeValue {
+		put(t, c, table, map[string]types.AttributeValue{"pk": s(pk), "v": s("1"), "gone": s("x"), "alias": s("y")})
+		out, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: key(pk),
+			UpdateExpression:          aws.String("SET v = :v REMOVE gone, #a"),
+			ExpressionAttributeNames:  map[string]string{"#a": "alias"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("2")},
+			ReturnValues:              types.ReturnValueAllNew})
+		if err != nil {
+			t.Fatalf("UpdateItem: %v", err)
+		}
+		return out.Attributes
+	}
+	returned := update("x")
+	stored := get(t, c, table, "x")
+	for _, it := range []map[string]types.AttributeValue{returned, stored} {
+		if value(it, "v") != "2" || it["gone"] != nil || it["alias"] != nil {
+			t.Fatalf("after SET v REMOVE gone, #a: %v; want v = 2 and neither gone nor alias", it)
+		}
+	}
+	p.SetDepartures(ddbtest.Departures{RemoveIgnored: true})
+	if it := update("y"); it["gone"] == nil {
+		t.Fatal("with the departure kept, REMOVE removed the attribute; want the emulator's behaviour")
+	}
+}
