@@ -96,7 +96,7 @@ func TestUnknownRecentlyRenewedIsNotReconciled(t *testing.T) {
 	p := newProvider()
 	c := call("k", "pay 10 EUR")
 	c.Reconcile = p.reconcile
-	renewedOnce := make(chan struct{})
+	started, renewedOnce := make(chan struct{}), make(chan struct{})
 	ownerDone := make(chan error, 1)
 	go func() {
 		_, err := lambdaidem.Do(context.Background(), f.guard, c, func(ctx context.Context) (string, error) {
@@ -104,12 +104,17 @@ func TestUnknownRecentlyRenewedIsNotReconciled(t *testing.T) {
 			if err := a.BeginExternal(ctx); err != nil {
 				return "", err
 			}
+			close(started)
 			<-renewedOnce
 			return "", errors.New("provider timed out") // the charge's outcome is unknown
 		})
 		ownerDone <- err
 	}()
-	for f.calls("renew") == 0 {
+	<-started
+	for i := 0; f.calls("renew") == 0; i++ {
+		if i == int(testLease/time.Second) {
+			t.Fatal("no renewal within the lease")
+		}
 		f.tick(t, time.Second)
 	}
 	close(renewedOnce)
