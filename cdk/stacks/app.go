@@ -58,9 +58,9 @@ const (
 	// ContextVerifyStack, "true", adds the stack of the tables `make
 	// aws-verify`'s checks run on ([NewVerifyStack]). Default false.
 	ContextVerifyStack = "verifyStack"
-	// ContextSealing, "true", seals the payments function's stored outcomes
-	// under a KMS key of the stack (see [PaymentsProps.Sealing]). Default
-	// false.
+	// ContextSealing, "true", seals the payments functions' stored outcomes
+	// (the HTTP API's and the Function URL's) under a KMS key of their stack
+	// (see [PaymentsProps.Sealing]). Default false.
 	ContextSealing = "sealing"
 )
 
@@ -309,6 +309,7 @@ func Build(app awscdk.App) error {
 			Arch:          c.Arch,
 			TTL:           c.PaymentsTTL,
 			DestroyTables: c.DestroyTables,
+			Sealing:       c.Sealing,
 		}); err != nil {
 			return err
 		}

@@ -29,6 +29,9 @@ type FunctionURLProps struct {
 	// deletion protection off (throwaway deployments). Default RETAIN with
 	// deletion protection.
 	DestroyTables bool
+	// Sealing seals stored outcomes under a KMS key of the stack, as
+	// [PaymentsProps.Sealing] does. Default false.
+	Sealing bool
 }
 
 // NewFunctionURLStack creates the net/http example's stack: the payments API
@@ -53,6 +56,11 @@ func NewFunctionURLStack(scope constructs.Construct, id string, props FunctionUR
 	}, ttl, props.DestroyTables)
 	if err != nil {
 		return nil, err
+	}
+	if props.Sealing {
+		if err := sealOutcomes(stack, id, fn, props.DestroyTables); err != nil {
+			return nil, err
+		}
 	}
 	url := fn.AddFunctionUrl(&awslambda.FunctionUrlOptions{
 		AuthType:   awslambda.FunctionUrlAuthType_AWS_IAM,

@@ -127,3 +127,28 @@ func TestFunctionURLStack(t *testing.T) {
 	assertNoWildcards(t, tmpl)
 	assert.Equal(t, []string{"FunctionUrl", "FunctionUrlFunctionName"}, tmpl.Outputs())
 }
+
+// With sealing on, the Function URL's function gets its own outcome key
+// (alias per stack) and exactly the KMS grant kmsseal needs.
+func TestFunctionURLStackWithSealing(t *testing.T) {
+	stack, err := stacks.NewFunctionURLStack(cdktest.NewApp(t, nil), "url", stacks.FunctionURLProps{CodeZip: cdktest.DummyZip(t), Sealing: true})
+	require.NoError(t, err)
+	tmpl := cdktest.Synth(t, stack)
+	key := tmpl.One(t, "AWS::KMS::Key", "OutcomeKey")
+	assert.Equal(t, true, key.Properties["EnableKeyRotation"])
+	assert.Equal(t, "alias/url-outcomes", tmpl.One(t, "AWS::KMS::Alias", "OutcomeKey").Properties["AliasName"])
+	keyArn := cdktest.GetAtt(key.LogicalID, "Arn")
+	purpose := map[string]any{"StringEquals": map[string]any{"kms:EncryptionContext:purpose": "lambdaidem-outcome"}}
+	stmts := tmpl.Statements()
+	for _, want := range []cdktest.Statement{
+		{Effect: "Allow", Actions: []string{"kms:GenerateDataKey"}, Resources: []any{keyArn}, Condition: purpose},
+		{Effect: "Allow", Actions: []string{"kms:Decrypt"}, Resources: []any{keyArn}, Condition: purpose},
+		{Effect: "Allow", Actions: []string{"kms:DescribeKey"}, Resources: []any{keyArn}},
+	} {
+		assert.Contains(t, stmts, want)
+	}
+	assert.Len(t, stmts, 8, "the five of TestFunctionURLStack and the three of the key")
+	vars := tmpl.One(t, "AWS::Lambda::Function", "FunctionUrlFunction").Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+	assert.Equal(t, "alias/url-outcomes", vars["IDEMPOTENCY_SEAL_KEY"])
+	assert.Equal(t, `{"purpose":"lambdaidem-outcome"}`, vars["IDEMPOTENCY_SEAL_CONTEXT"])
+}

@@ -49,11 +49,14 @@ func TestAppPassesCdkNag(t *testing.T) {
 			"verifyStack": "true", "stackSuffix": "-nag"},
 		"no HTTP API, amd64": {"httpApi": "false", "arch": "amd64"},
 		"sealing on, throwaway tables": {"jwtIssuer": "https://issuer.example.com/", "jwtAudience": "payments",
-			"sealing": "true", "destroyTables": "true"},
+			"sealing": "true", "destroyTables": "true", "functionUrlZip": "dummy"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			all := nagApp(t, context)
 			want := []string{stacks.PaymentsStackID, stacks.OrdersStackID}
+			if context["functionUrlZip"] != nil && context["verifyStack"] == nil {
+				want = append(want, stacks.FunctionURLStackID)
+			}
 			if context["verifyStack"] != nil {
 				want = []string{stacks.PaymentsStackID + "-nag", stacks.OrdersStackID + "-nag", stacks.VerifyStackID + "-nag",
 					stacks.LedgerStackID + "-nag", stacks.FunctionURLStackID + "-nag"}

@@ -150,14 +150,7 @@ func NewPaymentsStack(scope constructs.Construct, id string, props PaymentsProps
 		return nil, err
 	}
 	if props.Sealing {
-		key := awskms.NewKey(stack, jsii.String("OutcomeKey"), &awskms.KeyProps{
-			Description:       jsii.String("Seals the payments function's stored idempotency outcomes"),
-			EnableKeyRotation: jsii.Bool(true),
-			RemovalPolicy:     removalPolicy(props.DestroyTables),
-			PendingWindow:     awscdk.Duration_Days(jsii.Number(30)),
-		})
-		alias := key.AddAlias(jsii.String(PaymentsSealingAlias(id)))
-		if _, err := lambdaidemcdk.BindSealing(fn, lambdaidemcdk.SealingProps{Key: alias}); err != nil {
+		if err := sealOutcomes(stack, id, fn, props.DestroyTables); err != nil {
 			return nil, err
 		}
 	}
@@ -244,4 +237,19 @@ func newPaymentsFunction(stack awscdk.Stack, id string, p functionProps, ttl tim
 		return nil, nil, err
 	}
 	return fn, idem, nil
+}
+
+// sealOutcomes creates the stack's outcome key (rotation on, alias
+// [PaymentsSealingAlias] of stackID, retained unless destroy) and binds fn to
+// it with [lambdaidemcdk.BindSealing].
+func sealOutcomes(stack awscdk.Stack, stackID string, fn awslambda.Function, destroy bool) error {
+	key := awskms.NewKey(stack, jsii.String("OutcomeKey"), &awskms.KeyProps{
+		Description:       jsii.String("Seals the payments function's stored idempotency outcomes"),
+		EnableKeyRotation: jsii.Bool(true),
+		RemovalPolicy:     removalPolicy(destroy),
+		PendingWindow:     awscdk.Duration_Days(jsii.Number(30)),
+	})
+	alias := key.AddAlias(jsii.String(PaymentsSealingAlias(stackID)))
+	_, err := lambdaidemcdk.BindSealing(fn, lambdaidemcdk.SealingProps{Key: alias})
+	return err
 }

@@ -10,6 +10,9 @@
 //	PAYMENTS_TABLE             the payments table, partition key "id" (S) (required)
 //	IDEMPOTENCY_TTL            how long a key is remembered, a Go duration (default 24h)
 //	IDEMPOTENCY_*_ATTR, IDEMPOTENCY_SORT_KEY_VALUE  the table's attribute names (see dynamostore.ReadEnv)
+//	IDEMPOTENCY_SEAL_KEY, IDEMPOTENCY_SEAL_PREVIOUS_KEYS, IDEMPOTENCY_SEAL_CONTEXT
+//	                           set: stored outcomes are sealed under this KMS key, as
+//	                           lambdaidemcdk.BindSealing grants (see kmsseal.ReadEnv)
 //	AWS_ENDPOINT_URL_DYNAMODB  honoured by the AWS SDK itself (LocalStack, an emulator)
 //
 // As a server (when AWS_LAMBDA_RUNTIME_API is not set):
@@ -33,9 +36,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambdaurl"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/examples/api-gateway/payments"
+	"github.com/lambdaidem/lambdaidem/kmsseal"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/httpidem"
 )
@@ -91,6 +96,8 @@ func serve(ctx context.Context, getenv func(string) string) error {
 // Options.Scope: nil on Lambda.
 func setup(ctx context.Context, getenv func(string) string, scope func(*http.Request) (string, error)) (http.Handler, error) {
 	s, err := dynamostore.ReadEnv(getenv)
+	sealing, serr := kmsseal.ReadEnv(getenv)
+	err = errors.Join(err, serr)
 	paymentsTable := getenv("PAYMENTS_TABLE")
 	if paymentsTable == "" {
 		err = errors.Join(err, errors.New("PAYMENTS_TABLE is not set"))
@@ -102,17 +109,27 @@ func setup(ctx context.Context, getenv func(string) string, scope func(*http.Req
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
+	sealer, err := sealing.Sealer(ctx, kms.NewFromConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
 	client := dynamodb.NewFromConfig(cfg)
-	return newHandler(client, s, paymentsTable, scope)
+	return newHandler(client, s, paymentsTable, scope, func(o *lambdaidem.Options) {
+		if sealer != nil {
+			o.Sealer = sealer // outcomes encrypted under the KMS key (cdk: -c sealing=true)
+		}
+	})
 }
 
 // newHandler is the API over client: the store, the Guard and the router.
-func newHandler(client *dynamodb.Client, s dynamostore.Env, paymentsTable string, scope func(*http.Request) (string, error)) (http.Handler, error) {
+func newHandler(client *dynamodb.Client, s dynamostore.Env, paymentsTable string, scope func(*http.Request) (string, error),
+	guardOpts ...func(*lambdaidem.Options)) (http.Handler, error) {
 	store, err := dynamostore.New(client, s.Table, s.StoreOptions)
 	if err != nil {
 		return nil, err
 	}
-	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.RetryHorizon = s.RetryHorizon })
+	guard, err := lambdaidem.New(store, append([]func(*lambdaidem.Options){
+		func(o *lambdaidem.Options) { o.RetryHorizon = s.RetryHorizon }}, guardOpts...)...)
 	if err != nil {
 		return nil, err
 	}
