@@ -64,6 +64,14 @@ const (
 	// revived (a running lease is held).
 	renewCondition = runningCondition + " AND #lease >= :nowMs"
 
+	// renewUnmarkedCondition admits a renewal that sets an expiration
+	// (renewUpdate) only on a record without the external mark: a renewal
+	// sent before BeginExternal's mark and applied after it (DynamoDB
+	// applies a request whose client gave up when it arrives) would
+	// otherwise put a TTL back on the external record, and TTL deletion
+	// would forget an unresolved external effect (model/record.pml).
+	renewUnmarkedCondition = renewCondition + " AND attribute_not_exists(#external)"
+
 	// claimSet is what a claim writes: the owner, its lease, hold and TTL,
 	// whether it renews, the creation time of the first claim and one more
 	// attempt.
@@ -156,7 +164,7 @@ func newExpressions(o *Options) expressions {
 		release:          x(fenceCondition, ""),
 		markExternal:     x(runningCondition, markExternalUpdate),
 		markUnknown:      x(runningCondition, markUnknownUpdate),
-		renew:            x(renewCondition, renewUpdate),
+		renew:            x(renewUnmarkedCondition, renewUpdate),
 		renewExternal:    x(renewCondition, renewExternalUpdate),
 		unchanged:        x(UnchangedCondition, ""),
 		currentRecords:   x(CurrentRecordsFilter, ""),

@@ -47,6 +47,12 @@
 #ifndef OPTIMISTIC
 #define OPTIMISTIC 1    /* 1: attempts 2.. may run in optimistic mode */
 #endif
+#ifndef RENEWS
+#define RENEWS 1        /* 0: no attempt renews (model/replay: the Go renewer runs on its own timer) */
+#endif
+#ifndef LATE
+#define LATE 1          /* 0: no late writes (model/replay cannot hold a write past its client's timeout) */
+#endif
 #ifndef REUSE
 #define REUSE 1         /* 1: the last attempt may carry another intent (key reuse) */
 #endif
@@ -112,6 +118,7 @@ byte deadline[N];       /* the invocation's deadline (true time) */
 byte lastContact[N];    /* an owner's claim or last renewal (true time) */
 bit  inHandler[N];      /* between its claim and its handler's return */
 bit  dispatchedBy[N];
+bit  leaked[N];         /* the handler returned, its external call still to be made (a goroutine) */
 byte holder;            /* the token of the claim the record holds (0: none) */
 byte opCommits;         /* commits of staged writes in this operation: (a) */
 bit  dispatchOK = 1;    /* an external dispatch is allowed now: (b) */
@@ -135,8 +142,9 @@ bit  progressed;        /* the final retry got an answer: (e) */
  * crash may stop it at any step before.
  */
 #define alive(p) (p == FINAL || (renews[p] -> (now <= lastContact[p] + MAXRUN) : (now <= deadline[p])))
-/* may attempt p still start its external call? (b) */
-#define mayDispatch(p) (inHandler[p] && alive(p) && !dispatchedBy[p])
+/* may attempt p still start its external call? (b) In its handler, or from a
+ * goroutine its handler left running (leaked) */
+#define mayDispatch(p) (alive(p) && ((inHandler[p] && !dispatchedBy[p]) || leaked[p]))
 #define noDispatcher (!mayDispatch(1) && !mayDispatch(2) && !mayDispatch(3) && !mayDispatch(FINAL))
 /* a claim-first handler still running: (f) */
 #define running(p) (inHandler[p] && alive(p))
@@ -169,7 +177,10 @@ bit  progressed;        /* the final retry got an answer: (e) */
 #ifdef MUT_HELD_UNKNOWN
 #define unknownHeld(x) 0
 #else
-#define unknownHeld(x) (x.st == UNKNOWN && x.renewed != 0)
+/* an UNKNOWN record whose owner renews (recorded at claim as #renews; in the
+ * model: its hold outlasts its lease) is held: a goroutine its handler left
+ * may still call (findings F3: "a renewal on record" is not enough) */
+#define unknownHeld(x) (x.st == UNKNOWN && x.hold > x.lease)
 #endif
 #define ownerMayRun(x, c) ((x.st == INPROG || unknownHeld(x)) && (leaseHeld(x, c) || holdHeld(x, c)))
 
@@ -410,13 +421,29 @@ inline renew(pme, ptok, pc, pwant, phold, pexp, pext, psent, pok) {
 	:: f == F_ERR -> err = 1 \
 	:: else -> APPLY \
 	fi; \
-	printf("EV %d w %d f=%d ok=%d\n", me, code, f, ok)
+	printf("EV %d w %d f=%d ok=%d\n", me, code, f, ok); SIMSTEP
 #define W2(me, f, APPLY, code, err) \
 	if \
 	:: f == F_LOSTERR -> err = 1 \
 	:: f == F_LOSTRETRY -> atomic { APPLY; printf("EV %d w %d resend ok=%d\n", me, code, ok) } \
 	:: else \
 	fi
+
+/*
+ * -DSIM (model/replay's samples only): the clock ticks only after some
+ * store write since the last tick, so that random simulation does not
+ * mostly stall the attempts until they stop.
+ */
+#ifdef SIM
+byte nw, ntw;
+#define SIMSTEP nw++
+#define SIMTICK (nw != ntw) ->
+#define SIMTOCK ntw = nw;
+#else
+#define SIMSTEP skip
+#define SIMTICK
+#define SIMTOCK
+#endif
 
 /* the writes' codes in the trace (model/replay reads them) */
 #define W_CLAIM      1
@@ -469,9 +496,9 @@ claimRound:
 		STEP(me); c = clk(me); ntok++; tok = ntok; lease = deadline[me] + MARGIN;
 		if :: me == FINAL -> lease = c + LEN :: else fi;
 		hold = holdFor(lease, lease, renews[me]); exp = expiryFor(c, hold, RH); ok = 0; err = 0;
-		W1(me, f, claimUpdate(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r) fi, W_CLAIM, err)
+		W1(me, f, claimUpdate(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r); haveOld = 1 fi, W_CLAIM, err)
 	}
-	W2(me, f, claimUpdate(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r) fi, W_CLAIM, err);
+	W2(me, f, claimUpdate(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r); haveOld = 1 fi, W_CLAIM, err);
 	if
 	:: err -> goto releaseErrored
 	:: else
@@ -481,9 +508,9 @@ claimRound:
 	:: !ok && cur.st != ABSENT && judge(cur, c) == V_EXPIRED ->
 		atomic {
 			STEP(me);
-			W1(me, f, claimPut(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r) fi, W_CLAIMPUT, err)
+			W1(me, f, claimPut(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r); haveOld = 1 fi, W_CLAIMPUT, err)
 		}
-		W2(me, f, claimPut(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r) fi, W_CLAIMPUT, err);
+		W2(me, f, claimPut(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r); haveOld = 1 fi, W_CLAIMPUT, err);
 		if :: err -> goto releaseErrored :: else fi;
 		readBack(cur, haveOld)
 	:: else
@@ -538,9 +565,9 @@ reconcile:
 		fi;
 		/* done: op.commit under the owner's token, the reconcile function's outcome */
 		c = clk(me); exp = c + RH;
-		W1(me, f, commitApply(me, otok, c, exp, REC(me), 0, 0, ok); if :: !ok -> refused(cur, haveOld) :: else fi, W_COMMIT, err)
+		W1(me, f, commitApply(me, otok, c, exp, REC(me), 0, 0, ok); if :: !ok -> refused(cur, haveOld) :: else -> haveOld = 1 fi, W_COMMIT, err)
 	}
-	W2(me, f, commitApply(me, otok, c, exp, REC(me), 0, 0, ok); if :: !ok -> refused(cur, haveOld) :: else fi, W_COMMIT, err);
+	W2(me, f, commitApply(me, otok, c, exp, REC(me), 0, 0, ok); if :: !ok -> refused(cur, haveOld) :: else -> haveOld = 1 fi, W_COMMIT, err);
 	if :: err -> goto storeError :: else fi;
 	readBack(cur, haveOld);
 	if
@@ -569,7 +596,7 @@ owned:
 				exp = (exp > hold + 1 -> exp : hold + 1);
 				pickFault(f, me);
 				if
-				:: faults > 0 && me != FINAL -> faults--; f = F_LATE
+				:: LATE && faults > 0 && me != FINAL -> faults--; f = F_LATE
 				:: true
 				fi;
 				if
@@ -614,6 +641,13 @@ owned:
 		atomic { STEP(me); assert(dispatchOK); dispatchOK = 0; inflight++; dispatchedBy[me] = 1;
 			printf("EV %d dispatch\n", me) }
 	:: break                                    /* the handler returns */
+	:: beganExt && !dispatchedBy[me] && me != FINAL && renews[me] ->
+		/* the handler fails (its context ended), its external call left to a goroutine
+		 * that the process keeps running. (Standard Lambda freezes such a goroutine and
+		 * resumes it at the environment's next invocation, at any later time: no lease
+		 * covers it; Call.Reconcile's contract, a provider that refuses a late request
+		 * under a key it answered "not done" for, is what does.) */
+		leaked[me] = 1; goto handlerFailed
 	od;
 	if
 	:: true -> goto commit
@@ -652,7 +686,7 @@ resend:
 		:: faults > 0 && me != FINAL -> faults--; f = F_LOSTERR
 		:: faults > 0 && me != FINAL -> faults--; f = F_LOSTRETRY
 		:: faults > 0 && me != FINAL -> faults--; f = F_ERR
-		:: faults > 0 && me != FINAL && late == L_NONE -> faults--; f = F_LATE
+		:: LATE && faults > 0 && me != FINAL && late == L_NONE -> faults--; f = F_LATE
 		:: faults > 0 && me != FINAL -> faults--; f = F_CONFLICT
 		:: me == FINAL && sends == 1 -> f = F_CONFLICT
 		fi;
@@ -664,8 +698,8 @@ resend:
 		:: else
 		fi;
 		commitApply(me, tok, c, exp, OUT(me), isOpt, 1, ok);
-		if :: !ok -> refused(cur, haveOld) :: else fi;
-		printf("EV %d w %d f=%d ok=%d\n", me, W_COMMIT, f, ok)
+		if :: !ok -> refused(cur, haveOld) :: else -> haveOld = 1 fi;
+		printf("EV %d w %d f=%d ok=%d\n", me, W_COMMIT, f, ok); SIMSTEP
 	}
 	if
 	:: f == F_LOSTERR -> goto commitFailed
@@ -767,8 +801,9 @@ end:
 		fi;
 		inHandler[me] = 0; finished++;
 		/* forget what no property reads any more: fewer states */
-		deadline[me] = 0; lastContact[me] = 0; dispatchedBy[me] = 0;
-		if :: me != FINAL -> renews[me] = 0; skew[me] = 0; mode[me] = 0; fp[me] = 0 :: else fi;
+		dispatchedBy[me] = 0;
+		if :: !leaked[me] -> deadline[me] = 0; lastContact[me] = 0; renews[me] = 0 :: else fi;
+		if :: me != FINAL -> skew[me] = 0; mode[me] = 0; fp[me] = 0 :: else fi;
 		CLEAR(cur); c = 0; tok = 0; lease = 0; exp = 0; until = 0; hung = 0; want = 0; round = 0;
 		f = 0; sends = 0; rtok = 0; out = 0; ok = 0; err = 0; haveOld = 0; beganExt = 0; lost = 0;
 		remembered = 0; otok = 0; isOpt = 0; hold = 0; v = 0; why = 0; renewals = 0
@@ -821,13 +856,25 @@ proctype Env() {
 	bit ok;
 end:
 	do
-	:: atomic { now < TMAX -> now++; printf("EV 0 tick %d\n", now) }
+	:: atomic { SIMTICK now < TMAX -> now++; SIMTOCK printf("EV 0 tick %d\n", now) }
 	:: atomic { r.st != ABSENT && r.exp != INF && now > r.exp -> OVERWRITE; CLEAR(r); holder = 0;
 		printf("EV 0 ttl\n") }
 	:: atomic { late == L_RENEW -> renew(lme, ltok, lc, lwant, lhold, lexp, lext, lsent, ok); late = L_NONE;
 		printf("EV 0 late %d ok=%d\n", L_RENEW, ok); ok = 0 }
 	:: atomic { late == L_COMMIT -> commitApply(lme, ltok, lc, lexp, lout, lclaim, 1, ok); late = L_NONE;
 		printf("EV 0 late %d ok=%d\n", L_COMMIT, ok); ok = 0 }
+	:: atomic { leaked[1] && alive(1) -> assert(dispatchOK); dispatchOK = 0; inflight++; leaked[1] = 0;
+		printf("EV 1 dispatch\n") }
+	:: atomic { leaked[2] && alive(2) -> assert(dispatchOK); dispatchOK = 0; inflight++; leaked[2] = 0;
+		printf("EV 2 dispatch\n") }
+	:: atomic { leaked[3] && alive(3) -> assert(dispatchOK); dispatchOK = 0; inflight++; leaked[3] = 0;
+		printf("EV 3 dispatch\n") }
+	:: atomic { (leaked[1] && (!alive(1) || now == TMAX)) || (leaked[2] && (!alive(2) || now == TMAX)) ||
+		(leaked[3] && (!alive(3) || now == TMAX)) ->
+		/* the process stopped before its goroutine called */
+		if :: leaked[1] && (!alive(1) || now == TMAX) -> leaked[1] = 0; deadline[1] = 0; lastContact[1] = 0; renews[1] = 0 :: else fi;
+		if :: leaked[2] && (!alive(2) || now == TMAX) -> leaked[2] = 0; deadline[2] = 0; lastContact[2] = 0; renews[2] = 0 :: else fi;
+		if :: leaked[3] && (!alive(3) || now == TMAX) -> leaked[3] = 0; deadline[3] = 0; lastContact[3] = 0; renews[3] = 0 :: else fi }
 	:: atomic { inflight > 0 -> inflight--; landed++; printf("EV 0 land\n") }
 	:: atomic { inflight > 0 -> inflight--; printf("EV 0 drop\n") }
 	od
@@ -845,7 +892,7 @@ init {
 			if :: i == 1 -> skew[i] = 0 :: else -> skew[i] = 2*SKEW fi;
 			/* renewing or not: attempts 1 and 2 each way, the third as the second */
 			if
-			:: i <= 2 -> if :: renews[i] = 0 :: renews[i] = 1 fi
+			:: i <= 2 -> if :: renews[i] = 0 :: RENEWS -> renews[i] = 1 fi
 			:: else -> renews[i] = renews[i-1]
 			fi;
 			fp[i] = 1;
@@ -862,6 +909,11 @@ init {
 		od;
 		skew[OPID] = 2*SKEW;
 		skew[FINAL] = SKEW; fp[FINAL] = 1; mode[FINAL] = CF; renews[FINAL] = 0;
+		i = 1;
+		do
+		:: i <= NATT -> printf("EV %d cfg mode=%d fp=%d renews=%d skew=%d\n", i, mode[i], fp[i], renews[i], skew[i]); i++
+		:: else -> break
+		od;
 		run Env();
 		i = 1;
 		do
@@ -873,7 +925,7 @@ init {
 	/* (e) progress: once every attempt and the operator ended, the downstream
 	 * system answered every call, and every window passed, one retry with a
 	 * Reconcile function gets an answer. */
-	finished == NATT + 1;
+	finished == NATT + 1 && !leaked[1] && !leaked[2] && !leaked[3];
 #ifdef NOFINAL
 	0;
 #endif
@@ -884,6 +936,7 @@ init {
 		:: else -> break
 		od;
 		now = TFINAL;
+		printf("EV 0 final %d\n", now);
 		run Attempt(FINAL)
 	}
 	finished == NATT + 2;

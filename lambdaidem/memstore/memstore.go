@@ -248,7 +248,9 @@ func (s *Store) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
 	defer s.mu.Unlock()
 	rec, ok := s.records[r.Key]
 	if !ok || rec.Token != r.Token || rec.Status != lambdaidem.StatusInProgress ||
-		rec.LeaseUntil.Before(r.Now) {
+		rec.LeaseUntil.Before(r.Now) || rec.External && !r.External {
+		// A renewal that would set an expiration never lands on an
+		// external record (dynamostore's renewUnmarkedCondition).
 		return false, nil
 	}
 	rec.LeaseUntil = r.LeaseUntil

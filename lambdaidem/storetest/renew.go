@@ -114,6 +114,7 @@ func testRenewKeepsExternalMark(t *testing.T, h Harness) {
 		t.Fatalf("MarkExternal = %v, %v", ok, err)
 	}
 	r := renewAt(key, "A", t0.Add(50*time.Second))
+	r.External = true // the renewer knows the attempt marked it
 	mustRenew(t, h, r)
 	if rec := get(t, h, key, r.Now); !rec.External {
 		t.Fatalf("renewed record = %+v; want the external mark kept", rec)
@@ -126,5 +127,28 @@ func testRenewKeepsExternalMark(t *testing.T, h Harness) {
 	}
 	if rec := get(t, h, key, r.Now); rec.Status != lambdaidem.StatusUnknown || !sameTime(rec.RenewedAt, r.Now) {
 		t.Fatalf("unknown record = %+v; want UNKNOWN, renewed at %v", rec, r.Now)
+	}
+}
+
+// testLateRenewalOfExternalRecord: a renewal sent before the attempt's
+// external mark but applied after it (DynamoDB applies a request when it
+// arrives, also one whose client gave up waiting) is refused, and the
+// record keeps no expiration: otherwise TTL deletion would remove the
+// unresolved external record and a retry would call the provider again
+// (found by the model, model/record.pml, finding F1).
+func testLateRenewalOfExternalRecord(t *testing.T, h Harness) {
+	ctx := context.Background()
+	key := newKey()
+	mustClaim(t, h, claimAt(key, "A", t0))
+	late := renewAt(key, "A", t0.Add(40*time.Second)) // built before the mark: External false
+	if ok, err := h.Store.MarkExternal(ctx, lambdaidem.Fence{Key: key, Token: "A"}); err != nil || !ok {
+		t.Fatalf("MarkExternal = %v, %v", ok, err)
+	}
+	if ok, err := h.Store.Renew(ctx, late); err != nil || ok {
+		t.Fatalf("a renewal built before the external mark, applied after it = %v, %v; want refused", ok, err)
+	}
+	rec := get(t, h, key, late.Now)
+	if !rec.External || !rec.ExpiresAt.IsZero() {
+		t.Fatalf("record after the late renewal = %+v; want external, without an expiration", rec)
 	}
 }

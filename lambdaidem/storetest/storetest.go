@@ -51,6 +51,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"RenewExtendsLease", testRenewExtendsLease},
 		{"RenewFenced", testRenewFenced},
 		{"RenewKeepsExternalMark", testRenewKeepsExternalMark},
+		{"LateRenewalOfExternalRecord", testLateRenewalOfExternalRecord},
 		{"OptimisticCommitClaims", testOptimisticCommitClaims},
 		{"RecommitReportsOwnCompletion", testRecommitReportsOwnCompletion},
 		{"ConcurrentClaimsOneWinner", testConcurrentClaimsOneWinner},

@@ -1,0 +1,526 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest"
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/internal/testclock"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// TestReplaySchedules samples schedules from the model (spin's random
+// simulation, one seed each) and replays each against the Go code; see
+// replay. MODEL_SCHEDULES sets how many (default 12; make model: 300),
+// MODEL_SEED the first seed.
+func TestReplaySchedules(t *testing.T) {
+	if _, err := exec.LookPath("spin"); err != nil {
+		t.Fatal("spin is not installed: the model replay needs it (Debian/Ubuntu: apt-get install -y spin)")
+	}
+	pml, err := filepath.Abs("../../model/record.pml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := envInt("MODEL_SCHEDULES", 12)
+	seed := envInt("MODEL_SEED", 1)
+	replayed, disagreements := 0, 0
+	for ; replayed < want; seed++ {
+		evs, err := sample(pml, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !interesting(evs) {
+			continue
+		}
+		replayed++
+		t.Run("seed="+strconv.Itoa(seed), func(t *testing.T) {
+			if d := replay(t, evs); d != "" {
+				disagreements++
+				t.Errorf("the code departs from the model (spin -n%d %s model/record.pml):\n%s", seed, strings.Join(sampleFlags, " "), d)
+			}
+		})
+	}
+	t.Logf("%d schedules replayed, %d disagreements", replayed, disagreements)
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// A tick of the model's clock, and its constants (record.pml).
+const (
+	tick         = time.Second
+	deadlineLen  = 1 * tick // DL
+	leaseMargin  = 2 * tick // MARGIN
+	skewTicks    = 1        // SKEW
+	maxRunTime   = 3 * tick // MAXRUN
+	retryHorizon = 2 * tick // RH
+)
+
+// pending is a DynamoDB request an actor sent, held until the conductor
+// releases it.
+type pending struct {
+	op      string
+	release chan struct{}
+	status  int
+	served  chan struct{}
+}
+
+// gate holds every request of an actor (the X-Model-Actor header) until
+// the conductor releases it; others (the conductor's own) pass.
+type gate struct {
+	next   http.Handler
+	mu     sync.Mutex
+	queues map[int]chan *pending
+	closed chan struct{}
+}
+
+func (g *gate) queue(a int) chan *pending {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	q, ok := g.queues[a]
+	if !ok {
+		q = make(chan *pending, 16)
+		g.queues[a] = q
+	}
+	return q
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a, err := strconv.Atoi(r.Header.Get("X-Model-Actor"))
+	if err != nil {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	op := r.Header.Get("X-Amz-Target")
+	op = op[strings.LastIndex(op, ".")+1:]
+	p := &pending{op: op, release: make(chan struct{}), served: make(chan struct{})}
+	g.queue(a) <- p
+	select {
+	case <-p.release:
+	case <-g.closed:
+		http.Error(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError"}`, 500)
+		return
+	}
+	rec := &recorder{header: http.Header{}}
+	g.next.ServeHTTP(rec, r)
+	p.status = rec.status
+	close(p.served)
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	if rec.status == 0 {
+		// the proxy dropped the connection (LostConnection): do the same
+		panic(http.ErrAbortHandler)
+	}
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(rec.body.Bytes())
+}
+
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(s int)   { r.status = s }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = 200
+	}
+	return r.body.Write(b)
+}
+
+// actorTransport marks an actor's requests.
+type actorTransport struct {
+	actor int
+	next  http.RoundTripper
+}
+
+func (t actorTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Model-Actor", strconv.Itoa(t.actor))
+	return t.next.RoundTrip(r)
+}
+
+// actor is one attempt of the model, played by lambdaidem.Do.
+type actor struct {
+	id        int
+	steps     chan string // the handler's next move: markext, dispatch, ok, err
+	stepErr   chan error  // BeginExternal's answer
+	reconcile chan string // the answers its Reconcile function gives
+	asked     chan struct{}
+	done      chan result
+	inHandler bool
+	fp        int
+}
+
+type result struct {
+	out string
+	err error
+}
+
+// replay plays evs against the Go code and returns what departed from the
+// model, "" if nothing did. Properties: every write the model makes is the
+// request the code makes next, with the same condition result; every
+// attempt ends as in the model, with the same outcome (so never another
+// intent's: (c)); the staged writes committed are the model's ((a)); the
+// final retry gets its answer ((e)). External calls are made by the
+// handlers when the schedule says, after a BeginExternal the code accepted,
+// so (b) follows from the agreement of the writes and the reconcile
+// answers.
+func replay(t *testing.T, evs []event) string {
+	ctx := context.Background()
+	ep := ddbtest.Start(t)
+	proxy := ep.RequireProxy(t)
+	g := &gate{next: proxy, queues: map[int]chan *pending{}, closed: make(chan struct{})}
+	srv := newServer(t, g)
+	raw := ep.Client()
+	table := ddbtest.TableName(t, "model")
+	if err := ddbtest.CreateTable(ctx, raw, table); err != nil {
+		t.Fatal(err)
+	}
+	effects := ddbtest.TableName(t, "effects")
+	if err := ddbtest.CreateTable(ctx, raw, effects, func(o *dynamostore.Options) { o.KeyAttr = "pk" }); err != nil {
+		t.Fatal(err)
+	}
+	origin := time.Now().Add(24 * time.Hour).Truncate(time.Second).Add(2 * tick) // now = 2 in the model
+	clock := testclock.New(origin)
+	key := lambdaidem.RecordKey("lambdaidem", "", "charge", "k1")
+
+	var log strings.Builder
+	depart := func(format string, a ...any) string {
+		return log.String() + "  >> " + fmt.Sprintf(format, a...)
+	}
+	actors := map[int]*actor{}
+	cfg := map[int]map[string]int{}
+	for _, e := range evs {
+		if e.kind == "cfg" {
+			cfg[e.actor] = e.cfg
+		}
+	}
+	cfg[final] = map[string]int{"mode": 0, "fp": 1, "skew": skewTicks}
+	start := func(id int) {
+		c := cfg[id]
+		client := ddbtest.NewClient(srv, func(o *ddbtest.ClientOptions) {
+			o.MaxAttempts = 2
+			o.HTTPClient = &http.Client{Transport: actorTransport{id, http.DefaultTransport}}
+		})
+		store, err := dynamostore.New(client, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		skew := time.Duration(c["skew"]-skewTicks) * tick
+		mode := lambdaidem.ClaimFirst
+		if c["mode"] == 1 {
+			mode = lambdaidem.Optimistic
+		}
+		guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
+			o.Now = func() time.Time { return clock.Now().Add(skew) }
+			o.After = clock.After
+			o.Mode = mode
+			o.Renew = lambdaidem.RenewNever
+			o.RetryHorizon = retryHorizon
+			o.LeaseMargin = leaseMargin
+			o.Lease = deadlineLen + leaseMargin
+			o.MaxRunTime = maxRunTime
+			o.FinishTimeout = 10 * time.Second
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := &actor{id: id, steps: make(chan string, 4), stepErr: make(chan error, 1), reconcile: make(chan string, 1),
+			asked: make(chan struct{}, 1), done: make(chan result, 1), fp: c["fp"]}
+		actors[id] = a
+		dctx := ctx
+		if id != final {
+			// the model's deadline, on the model's clock (far from real time: it never fires)
+			var cancel context.CancelFunc
+			dctx, cancel = context.WithDeadline(ctx, clock.Now().Add(deadlineLen))
+			t.Cleanup(cancel)
+		}
+		call := lambdaidem.Call[string]{Operation: "charge", Key: "k1", Fingerprint: "intent-" + strconv.Itoa(a.fp),
+			Reconcile: func(context.Context, lambdaidem.Unknown) (string, bool, error) {
+				a.asked <- struct{}{}
+				switch <-a.reconcile {
+				case "done":
+					return "rec-" + strconv.Itoa(id), true, nil
+				case "notdone":
+					return "", false, nil
+				}
+				return "", false, errors.New("cannot tell yet")
+			}}
+		go func() {
+			out, err := lambdaidem.Do(dctx, guard, call, func(hctx context.Context) (string, error) {
+				if err := dynamostore.Stage(hctx, types.Put{TableName: aws.String(effects), Item: map[string]types.AttributeValue{
+					"pk": &types.AttributeValueMemberS{Value: "effect-" + strconv.Itoa(id)}}}); err != nil {
+					return "", err
+				}
+				att, _ := lambdaidem.AttemptFrom(hctx)
+				for s := range a.steps {
+					switch s {
+					case "markext":
+						err := att.BeginExternal(hctx)
+						a.stepErr <- err
+						if err != nil {
+							return "", err
+						}
+					case "dispatch":
+					case "ok":
+						return "out-" + strconv.Itoa(id), nil
+					default:
+						return "", errors.New("handler failed")
+					}
+				}
+				return "", errors.New("handler stopped")
+			})
+			a.done <- result{out, err}
+		}()
+	}
+	t.Cleanup(func() {
+		close(g.closed)
+		for _, a := range actors {
+			close(a.steps)
+		}
+	})
+	next := func(a int) (*pending, bool) {
+		select {
+		case p := <-g.queue(a):
+			return p, true
+		case <-time.After(10 * time.Second):
+			return nil, false
+		}
+	}
+	// the model's next event of actor a after index i
+	peek := func(i, a int) event {
+		for _, e := range evs[i+1:] {
+			if e.actor == a {
+				return e
+			}
+		}
+		return event{}
+	}
+	opsOf := map[int][]string{wClaim: {"UpdateItem"}, wClaimPut: {"PutItem"}, wRelease: {"DeleteItem"},
+		wCommit: {"PutItem", "TransactWriteItems"}, wMarkExt: {"UpdateItem"}, wMarkUnk: {"UpdateItem"}, wRenew: {"UpdateItem"}}
+	modelCommits := 0
+	started := false
+	for i, e := range evs {
+		fmt.Fprintf(&log, "  %s\n", e)
+		if !started && e.kind != "cfg" {
+			for id := 1; id <= natt; id++ {
+				start(id)
+			}
+			started = true
+		}
+		a := actors[e.actor]
+		switch e.kind {
+		case "cfg":
+		case "tick":
+			clock.Advance(tick)
+		case "final":
+			clock.Advance(origin.Add(time.Duration(e.n-2) * tick).Sub(clock.Now()))
+			start(final)
+		case "ttl":
+			// DynamoDB's TTL deletion
+			if _, err := raw.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table),
+				Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: key}}}); err != nil {
+				t.Fatal(err)
+			}
+		case "land", "drop":
+		case "run":
+			a.inHandler = true
+		case "handler":
+			// optimistic: the handler runs, then commits or fails
+			if nx := peek(i, e.actor); nx.kind == "end" && nx.n == endHandlerErr {
+				a.steps <- "err"
+			} else {
+				a.steps <- "ok"
+			}
+		case "dispatch":
+			a.steps <- "dispatch"
+		case "reconcile":
+			select {
+			case <-a.asked:
+			case <-time.After(10 * time.Second):
+				return depart("the model reconciles; the code did not call Reconcile")
+			}
+			a.reconcile <- e.arg
+		case "w", "cancelled", "get":
+			if a.inHandler && (e.code == wCommit || e.code == wMarkUnk || e.code == wRelease || e.kind == "cancelled") {
+				a.inHandler = false
+				if e.code == wCommit || e.kind == "cancelled" {
+					a.steps <- "ok"
+				} else {
+					a.steps <- "err"
+				}
+			}
+			if e.kind == "w" && e.code == wMarkExt {
+				a.steps <- "markext"
+			}
+			p, ok := next(e.actor)
+			if !ok {
+				return depart("the model writes; the code sent nothing")
+			}
+			switch {
+			case e.kind == "get" && p.op != "GetItem":
+				return depart("the model reads the record back; the code sent %s", p.op)
+			case e.kind == "cancelled" && p.op != "TransactWriteItems":
+				return depart("the model's transaction is cancelled; the code sent %s", p.op)
+			case e.kind == "w" && !contains(opsOf[e.code], p.op):
+				return depart("the model sends %v; the code sent %s", opsOf[e.code], p.op)
+			}
+			old := ddbtest.OldItemsLikeDynamoDB
+			if nx := peek(i, e.actor); nx.kind == "get" {
+				old = ddbtest.OldItemsNever
+			}
+			proxy.SetDepartures(ddbtest.Departures{OldItems: old})
+			retried := false
+			switch {
+			case e.kind == "cancelled":
+				proxy.Inject(ddbtest.Rule{Op: p.op, Fault: ddbtest.TransactionConflict, Times: 1})
+			case e.kind == "w" && !e.resend && e.fault == fErr:
+				proxy.Inject(ddbtest.Rule{Op: p.op, Fault: ddbtest.InternalServerError, Times: 2})
+				retried = true
+			case e.kind == "w" && !e.resend && e.fault == fLostErr:
+				proxy.Inject(ddbtest.Rule{Op: p.op, Fault: ddbtest.LostResponse, Times: 2})
+				retried = true
+			case e.kind == "w" && !e.resend && e.fault == fLostRetry:
+				proxy.Inject(ddbtest.Rule{Op: p.op, Fault: ddbtest.LostResponse, Times: 1})
+				// the model folds a commit's resend into its step (the resend carries
+				// the token of the try that applied); other writes show it as "resend"
+				retried = e.code == wCommit
+			}
+			close(p.release)
+			<-p.served
+			if retried {
+				if q, ok := next(e.actor); ok {
+					close(q.release)
+					<-q.served
+				}
+			}
+			if e.kind == "w" && e.fault == fNone || e.resend {
+				if got := p.status == 200; got != (e.ok == 1) {
+					return depart("the model's condition gives ok=%d; DynamoDB answered %d", e.ok, p.status)
+				}
+			}
+			if e.kind == "w" && e.code == wMarkExt && e.fault == fNone {
+				if err := <-a.stepErr; (err == nil) != (e.ok == 1) {
+					return depart("BeginExternal: the model's mark ok=%d; the code returned %v", e.ok, err)
+				}
+			}
+			if e.kind == "w" && e.code == wCommit && e.ok == 1 && e.fault != fErr && p.op == "TransactWriteItems" {
+				modelCommits++
+			}
+		case "end":
+			if e.n == endStopped {
+				continue // the model stopped it: its goroutine is left blocked
+			}
+			var r result
+			select {
+			case r = <-a.done:
+			case <-time.After(10 * time.Second):
+				return depart("the model's attempt ended (%d); the code's did not", e.n)
+			}
+			if d := sameEnd(e, r); d != "" {
+				return depart("%s", d)
+			}
+		default:
+			return depart("an event the replay does not know")
+		}
+	}
+	// (a) the staged writes committed are the model's (at most one per operation)
+	out, err := raw.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(effects), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(out.Count) != modelCommits {
+		return depart("the model committed staged writes %d times; the table holds %d", modelCommits, out.Count)
+	}
+	return ""
+}
+
+// sameEnd compares how the model's attempt ended with what Do returned.
+func sameEnd(e event, r result) string {
+	want := ""
+	switch e.n {
+	case endAnswer:
+		if e.out <= final {
+			want = "out-" + strconv.Itoa(e.out)
+		} else {
+			want = "rec-" + strconv.Itoa(e.out-(natt+3))
+		}
+		if r.err != nil || r.out != want {
+			return fmt.Sprintf("the model answers %s; the code returned %q, %v", want, r.out, r.err)
+		}
+		return ""
+	case endKeyReused:
+		return wantErr(r, lambdaidem.ErrKeyReused)
+	case endInProgress:
+		if errors.Is(r.err, lambdaidem.ErrOutcomeUnknown) {
+			return "" // a held UNKNOWN record: the model counts it as in progress
+		}
+		return wantErr(r, lambdaidem.ErrInProgress)
+	case endUnknown:
+		return wantErr(r, lambdaidem.ErrOutcomeUnknown)
+	case endStoreError:
+		if r.err == nil {
+			return "the model ends with a store error; the code answered " + r.out
+		}
+		return ""
+	case endLeaseLost:
+		return wantErr(r, lambdaidem.ErrLeaseLost)
+	case endHandlerErr:
+		if r.err == nil {
+			return "the model's handler failed; the code answered " + r.out
+		}
+		return ""
+	}
+	return fmt.Sprintf("unknown end %d", e.n)
+}
+
+func wantErr(r result, target error) string {
+	if !errors.Is(r.err, target) {
+		return fmt.Sprintf("the model ends with %v; the code returned %q, %v", target, r.out, r.err)
+	}
+	return ""
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// newServer serves h on a loopback port for the test.
+func newServer(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
