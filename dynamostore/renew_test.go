@@ -24,10 +24,10 @@ func TestRenewRequest(t *testing.T) {
 	}
 	now := time.UnixMilli(1_800_000_000_123).Add(456 * time.Microsecond)
 	in := s.renewInput(lambdaidem.Renewal{Key: "ns#k", Token: "tok", Now: now, LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour)})
-	if aws.ToString(in.ConditionExpression) != renewCondition || aws.ToString(in.UpdateExpression) != renewUpdate {
+	if aws.ToString(in.ConditionExpression) != renewUnmarkedCondition || aws.ToString(in.UpdateExpression) != renewUpdate {
 		t.Fatalf("request expressions differ from the named constants: %q, %q", aws.ToString(in.ConditionExpression), aws.ToString(in.UpdateExpression))
 	}
-	checkPlaceholders(t, renewCondition+" "+renewUpdate, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	checkPlaceholders(t, renewUnmarkedCondition+" "+renewUpdate, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	wantNames := map[string]string{"#attempt": "owner", "#status": "status", "#lease": "lease_ms", "#expiration": "expiration", "#renewedAt": "renewed"}
 	for k, v := range wantNames {
 		if in.ExpressionAttributeNames[k] != v {

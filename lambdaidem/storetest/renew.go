@@ -144,11 +144,12 @@ func testLateRenewalOfExternalRecord(t *testing.T, h Harness) {
 	if ok, err := h.Store.MarkExternal(ctx, lambdaidem.Fence{Key: key, Token: "A"}); err != nil || !ok {
 		t.Fatalf("MarkExternal = %v, %v", ok, err)
 	}
+	marked := get(t, h, key, late.Now)
 	if ok, err := h.Store.Renew(ctx, late); err != nil || ok {
 		t.Fatalf("a renewal built before the external mark, applied after it = %v, %v; want refused", ok, err)
 	}
 	rec := get(t, h, key, late.Now)
-	if !rec.External || !rec.ExpiresAt.IsZero() {
-		t.Fatalf("record after the late renewal = %+v; want external, without an expiration", rec)
+	if !rec.External || !sameTime(rec.ExpiresAt, marked.ExpiresAt) || !sameTime(rec.LeaseUntil, marked.LeaseUntil) {
+		t.Fatalf("record after the late renewal = %+v; want it as marked (external, expiration %v)", rec, marked.ExpiresAt)
 	}
 }
