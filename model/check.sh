@@ -20,7 +20,7 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 case $bound in
 small) bflags="-DNATT=1 -DTMAX=5 -DFAULTS=1"; cflags="-DHC4"; run="-m300000 -w26" ;;
-full)  bflags="-DNATT=2 -DTMAX=6 -DFAULTS=1"; cflags="-DBITSTATE"; run="-m400000 -w32" ;;
+full)  bflags="-DNATT=2 -DTMAX=5 -DFAULTS=1"; cflags="-DBITSTATE"; run="-m400000 -w29" ;;
 *) echo "check.sh: unknown bound $bound (small or full)" >&2; exit 2 ;;
 esac
 dir=${MODEL_DIR:-$(mktemp -d)}
