@@ -47,12 +47,18 @@ const (
 	// API Reference, TransactWriteItems). The SDK does not retry it, unlike
 	// the ThrottlingException a single-item write gets.
 	TransactionThrottled
+	// IdempotentParameterMismatch answers a TransactWriteItems with 400
+	// IdempotentParameterMismatchException, as DynamoDB answers a request
+	// whose ClientRequestToken an earlier request with other parameters
+	// used within 10 minutes. The call is not applied.
+	IdempotentParameterMismatch
 )
 
 // String returns the fault's name, e.g. "LostResponse".
 func (f Fault) String() string {
 	names := []string{"NoFault", "ProvisionedThroughputExceeded", "Throttling", "InternalServerError",
-		"ServiceUnavailable", "TransactionConflict", "LostResponse", "LostConnection", "TransactionThrottled"}
+		"ServiceUnavailable", "TransactionConflict", "LostResponse", "LostConnection", "TransactionThrottled",
+		"IdempotentParameterMismatch"}
 	if f >= 0 && int(f) < len(names) {
 		return names[f]
 	}
@@ -169,7 +175,7 @@ func (p *Proxy) fault(op string, body []byte) (Fault, hold) {
 
 // refuses reports whether f answers without applying the call.
 func (f Fault) refuses() bool {
-	return f >= ProvisionedThroughputExceeded && f <= TransactionConflict || f == TransactionThrottled
+	return f >= ProvisionedThroughputExceeded && f <= TransactionConflict || f == TransactionThrottled || f == IdempotentParameterMismatch
 }
 
 // loses reports whether f applies the call and loses its answer.
@@ -198,6 +204,8 @@ func (f Fault) write(w http.ResponseWriter, body []byte) {
 			"message":             "injected: Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]",
 			"CancellationReasons": reasons,
 		})
+	case IdempotentParameterMismatch:
+		writeError(w, http.StatusBadRequest, "IdempotentParameterMismatchException", "injected: The request uses the same client token as a previous, but non-identical request.")
 	case TransactionThrottled:
 		var in struct{ TransactItems []json.RawMessage }
 		_ = json.Unmarshal(body, &in)

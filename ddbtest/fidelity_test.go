@@ -307,3 +307,50 @@ func TestUpdateRemove(t *testing.T) {
 		t.Fatal("with the departure kept, REMOVE removed the attribute; want the emulator's behaviour")
 	}
 }
+
+// TestRememberCancellations: with the switch on, the proxy is a DynamoDB
+// that remembers a cancelled TransactWriteItems under its token for 10
+// minutes: the same request under that token gets the same cancellation
+// without running (though it would now succeed), another request under it
+// IdempotentParameterMismatchException; a new token runs. Off, a resend
+// runs.
+func TestRememberCancellations(t *testing.T) {
+	ep := ddbtest.Start(t)
+	p := ep.RequireProxy(t)
+	c := ep.Client()
+	table := newTable(t, c)
+	ctx := context.Background()
+	put(t, c, table, item("x", "taken"))
+	tx := func(token, v string) error {
+		_, err := c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(token),
+			TransactItems: []types.TransactWriteItem{{Put: &types.Put{TableName: aws.String(table), Item: item("x", v),
+				ConditionExpression: aws.String("attribute_not_exists(pk)")}}}})
+		return err
+	}
+	p.SetRememberCancellations(true)
+	if err := tx("t1", "mine"); apiCode(err) != "TransactionCanceledException" {
+		t.Fatalf("first = %v; want cancelled", err)
+	}
+	if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: key("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx("t1", "mine"); apiCode(err) != "TransactionCanceledException" {
+		t.Fatalf("resend under the cancelled token = %v; want the cancellation remembered", err)
+	}
+	if err := tx("t1", "other"); apiCode(err) != "IdempotentParameterMismatchException" {
+		t.Fatalf("another request under it = %v; want IdempotentParameterMismatchException", err)
+	}
+	if get(t, c, table, "x") != nil {
+		t.Fatal("a remembered cancellation ran")
+	}
+	if err := tx("t2", "mine"); err != nil || value(get(t, c, table, "x"), "v") != "mine" {
+		t.Fatalf("a new token = %v; want it run", err)
+	}
+	p.SetRememberCancellations(false)
+	if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: key("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx("t1", "mine"); err != nil {
+		t.Fatalf("switch off, resend under t1 = %v; want it run", err)
+	}
+}

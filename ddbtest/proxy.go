@@ -41,6 +41,7 @@ type Proxy struct {
 	calls      map[string]int
 	rules      []*rule
 	tokens     map[string]tokenUse   // ClientRequestToken → first success
+	cancels    map[string]cancelUse  // ClientRequestToken → cancellation, when remembered (cancelmemory.go)
 	ttl        map[string]ttlSetting // table → TTL setting
 	schemas    map[string][]string   // table → key attribute names
 	flights    []*flight             // writes in flight (see conflicts.go)
@@ -140,16 +141,29 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	token, canon := "", ""
+	if op == "TransactWriteItems" {
+		token, canon = transactToken(body)
+		if resp, ok := p.rememberedCancellation(token, canon); ok {
+			resp.write(w)
+			return
+		}
+	}
 	fault, hold := p.fault(op, body)
 	if fault.refuses() {
 		hold.wait()
-		fault.write(w, body)
+		rec := &recorder{header: http.Header{}, status: http.StatusOK}
+		fault.write(rec, body)
+		resp := response{status: rec.status, header: rec.header, body: rec.body.Bytes()}
+		p.rememberCancellation(token, canon, resp)
+		resp.write(w)
 		return
 	}
 	if op == "CreateTable" || op == "DeleteTable" {
 		p.forgetSchema(body)
 	}
 	resp := p.apply(dep, op, r.Header, body, hold)
+	p.rememberCancellation(token, canon, resp)
 	if fault.loses() {
 		fault.lose(w)
 		return

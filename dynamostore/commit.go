@@ -27,8 +27,12 @@ import (
 // consistent GetItem. A commit whose response was lost and whose retry
 // fails its condition therefore reports the record completed with c.Token,
 // which the core recognizes as its own success; within DynamoDB's 10-minute
-// window the transaction's ClientRequestToken makes such a retry succeed
-// outright.
+// window the transaction's ClientRequestToken makes the SDK's own retry of
+// a request whose outcome it does not know succeed outright. Nothing
+// depends on what DynamoDB does with a token it cancelled (AWS documents
+// only the token of a success): a resend after a cancellation uses a new
+// token, and is safe by its condition alone (the fence, or the claim's
+// condition, refuses a second apply).
 //
 // The effects are checked before anything is sent (at most [MaxEffects],
 // none on the record's own item, at most [MaxTransactionSize] bytes, each a
@@ -38,7 +42,7 @@ import (
 // condition is a [*ConditionFailedError]. A write that meets a
 // transaction conflict (TransactionConflictException, or a transaction
 // cancelled for a TransactionConflict) is sent again, the transaction with
-// the same ClientRequestToken, with jittered backoff for as long as ctx
+// a new ClientRequestToken, with jittered backoff for as long as ctx
 // allows (without a deadline, Options.ConflictRetries times), then fails
 // with an error matching lambdaidem.ErrInProgress.
 func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
@@ -61,9 +65,10 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 	}}
 	in := &dynamodb.TransactWriteItemsInput{
 		TransactItems:      append([]types.TransactWriteItem{record}, effects...),
-		ClientRequestToken: aws.String(s.requestToken(c)),
+		ClientRequestToken: aws.String(s.requestToken(c, 0)),
 	}
-	if err := s.transact(ctx, in, actions); err != nil {
+	renew := func(n int) { in.ClientRequestToken = aws.String(s.requestToken(c, n)) }
+	if err := s.transact(ctx, in, actions, renew); err != nil {
 		if rf, ok := err.(recordRefused); ok {
 			rec, err := s.current(ctx, "commit", c.Key, rf.old)
 			return rec, false, err
@@ -93,14 +98,18 @@ func fenceValues(token string) map[string]types.AttributeValue {
 	}
 }
 
-// requestToken is the commit's ClientRequestToken (at most 36 characters):
-// a hash of the table, the record key, the attempt token and the commit
-// time. The SDK's retries of one request send the same token, so DynamoDB
-// answers a retry of a transaction that succeeded with success; a later
-// commit by the same attempt (a new time) gets a new token.
-func (s *Store) requestToken(c lambdaidem.Commit) string {
+// requestToken is the ClientRequestToken (at most 36 characters) of the
+// n-th transaction commit c sends: a hash of the table, the record key, the
+// attempt token, the commit time and n. The SDK's retries of one request
+// (a timeout, a 5xx, a lost connection: the outcome is unknown) send the
+// same token, so DynamoDB answers a retry of a transaction that succeeded
+// with success and writes nothing; after a definite answer that nothing
+// was applied (a cancellation) the commit sends the next token (see
+// [Store.transact]); a later commit by the same attempt (a new time) gets
+// new tokens.
+func (s *Store) requestToken(c lambdaidem.Commit, n int) string {
 	h := sha256.New()
-	for _, part := range []string{s.table, c.Key, s.opts.SortKeyValue, c.Token, strconv.FormatInt(c.Now.UnixNano(), 10)} {
+	for _, part := range []string{s.table, c.Key, s.opts.SortKeyValue, c.Token, strconv.FormatInt(c.Now.UnixNano(), 10), strconv.Itoa(n)} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

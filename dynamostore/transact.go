@@ -22,22 +22,38 @@ type recordRefused struct {
 func (recordRefused) Error() string { return "dynamostore: record condition failed" }
 
 // transact sends the commit transaction in, retrying it after a
-// TransactionConflict (see [Store.retryConflicts]; the SDK resends the
-// same ClientRequestToken). It reads the cancellation reasons by index:
-// item 0 is the record, item i > 0 is the effect actions[i-1].
+// TransactionConflict (see [Store.retryConflicts]). It reads the
+// cancellation reasons by index: item 0 is the record, item i > 0 is the
+// effect actions[i-1].
+//
+// Every resend after a definite answer that nothing was applied (a
+// TransactionCanceledException) carries a new ClientRequestToken
+// (renew(n) sets the n-th): what DynamoDB answers a token it cancelled is
+// undocumented, and one that remembered the cancellation would replay it
+// to every resend. The same token is kept only across the SDK's own
+// retries and a TransactionInProgressException, whose outcome is unknown.
+// IdempotentParameterMismatchException (the token of an earlier request
+// with other parameters) is an unknown outcome too: the transaction is
+// sent again under a new token, and its condition (the fence, or the
+// claim's) refuses it if the earlier one applied, so that the commit reads
+// the record and recognizes its own success.
 //
 // A transaction cancelled because DynamoDB lacked the capacity for it
 // (reason ThrottlingError or ProvisionedThroughputExceeded: "please try
 // again shortly") is sent again too, at most throttleRetries times: the
 // SDK retries the throttling of a single-item write but not a cancelled
 // transaction. One that outlasts them is lambdaidem.ErrStoreUnavailable.
-func (s *Store) transact(ctx context.Context, in *dynamodb.TransactWriteItemsInput, actions []action) error {
-	throttled := 0
+func (s *Store) transact(ctx context.Context, in *dynamodb.TransactWriteItemsInput, actions []action, renew func(n int)) error {
+	throttled, sent := 0, 0
 	return s.retryConflicts(ctx, "commit", s.commitRetries(ctx), func() (bool, error) {
 		for {
 			_, err := s.client.TransactWriteItems(ctx, in)
 			if err == nil {
 				return false, nil
+			}
+			if nothingApplied(err) {
+				sent++
+				renew(sent)
 			}
 			conflict, err := s.cancelled(err, actions)
 			var busy throttledError
@@ -47,6 +63,15 @@ func (s *Store) transact(ctx context.Context, in *dynamodb.TransactWriteItemsInp
 			throttled++
 		}
 	})
+}
+
+// nothingApplied reports whether err says, definitely, that this request
+// applied nothing and that its token must not be sent again: a cancelled
+// transaction, or a token DynamoDB holds for other parameters.
+func nothingApplied(err error) bool {
+	var tce *types.TransactionCanceledException
+	var ipm *types.IdempotentParameterMismatchException
+	return errors.As(err, &tce) || errors.As(err, &ipm)
 }
 
 // throttleRetries is how often a commit sends again a transaction
@@ -70,6 +95,12 @@ func (s *Store) cancelled(err error, actions []action) (conflict bool, _ error) 
 			switch api.ErrorCode() {
 			case "TransactionInProgressException":
 				// The SDK retried a transaction DynamoDB is still running.
+				return true, err
+			case "IdempotentParameterMismatchException":
+				// An earlier request under this token, with other parameters
+				// (a serializer that orders a map differently), may have
+				// applied: unknown. Sent again under a new token, its condition
+				// tells.
 				return true, err
 			case "ValidationException":
 				// The record write is well formed; what DynamoDB refused is the
