@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,48 +23,36 @@ import (
 
 // demo holds one run's state.
 type demo struct {
-	out     io.Writer
-	work    string
-	logPath string
-	emb     *e2estack.Embedded
-	http    *http.Client
-	start   time.Time
-	step    int
+	out   io.Writer
+	work  string
+	log   io.Writer // the functions' and emulators' output
+	cli   string    // the lambdaidem command, built
+	emb   *e2estack.Embedded
+	http  *http.Client
+	start time.Time
+	step  int
 
 	mu      sync.Mutex
 	batches []e2estack.Batch
 }
 
-func (d *demo) run(ctx context.Context) error {
+// scenarioLimit bounds the scenarios once everything is built and started.
+const scenarioLimit = 3 * time.Minute
+
+// scenarios runs the narrated scenarios on the built bootstraps, within
+// scenarioLimit; a step that fails or runs out of time says which it was.
+func (d *demo) scenarios(parent context.Context, b builds) error {
+	ctx, cancel := context.WithTimeout(parent, scenarioLimit)
+	defer cancel()
 	d.start = time.Now()
 	d.http = &http.Client{Timeout: 30 * time.Second}
-	d.title("lambdaidem demo: the same request, retried every way AWS retries it")
-
-	rie, err := e2estack.FindRIE(ctx)
-	if err != nil {
-		d.say("The AWS Lambda Runtime Interface Emulator is not installed; installing the pinned version (once):")
-		d.say("  go install " + e2estack.RIEModule)
-		dir, derr := os.UserCacheDir()
-		if derr != nil {
-			dir = d.work
-		}
-		if rie, err = e2estack.InstallRIE(ctx, filepath.Join(dir, "lambdaidem", "bin")); err != nil {
-			return err
-		}
-	}
-	d.logPath = filepath.Join(d.work, "functions.log")
-	logf, err := os.Create(d.logPath)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-
-	d.say("Building the two example functions for linux/" + hostArch() + " and starting:")
+	d.say("Starting:")
 	d.say("  - payments (examples/api-gateway) on 4 emulator instances, timeout 2s, behind a local HTTP API")
 	d.say("  - orders (examples/sqs) on 1 emulator instance, timeout 2s, fed by a local SQS queue")
 	d.say("  - DynamoDB (in-process minidyn) and SQS (in-process goaws) on 127.0.0.1")
-	d.emb, err = e2estack.StartEmbedded(ctx, e2estack.EmbeddedOptions{
-		RIE: rie, WorkDir: d.work, Log: &lockedWriter{w: logf},
+	emb, err := e2estack.StartEmbedded(ctx, e2estack.EmbeddedOptions{
+		RIE: b.rie, WorkDir: d.work, Log: &lockedWriter{w: d.log},
+		PaymentsBootstrap: b.payments, OrdersBootstrap: b.orders,
 		PaymentsInstances: 4, PaymentsTimeout: 2 * time.Second,
 		OrdersTimeout: 2 * time.Second, OrdersVisibility: 2 * time.Second, OrdersMaxReceiveCount: 8,
 		OnBatch: func(b e2estack.Batch) {
@@ -77,15 +62,24 @@ func (d *demo) run(ctx context.Context) error {
 		},
 	})
 	if err != nil {
-		return err
+		return stepFailed(parent, ctx, "starting the stack", scenarioLimit, err)
 	}
+	d.emb = emb
 	defer d.emb.Close()
+	d.cli = b.cli
 	d.say(fmt.Sprintf("Up in %v.", d.since()))
 
-	steps := []func(context.Context) error{d.firstRequest, d.retry, d.concurrent, d.reusedKey, d.cutOff, d.redelivery, d.operator}
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"the first request", d.firstRequest}, {"the retry", d.retry}, {"12 concurrent retries", d.concurrent},
+		{"the reused key", d.reusedKey}, {"the cut-off invocation", d.cutOff}, {"the SQS redelivery", d.redelivery},
+		{"the operator's view", d.operator},
+	}
 	for _, s := range steps {
-		if err := s(ctx); err != nil {
-			return err
+		if err := s.run(ctx); err != nil {
+			return stepFailed(parent, ctx, "scenario "+s.name, scenarioLimit, err)
 		}
 	}
 	d.title(fmt.Sprintf("Done in %v: every retry had its effect once.", d.since()))
@@ -476,8 +470,6 @@ func joinIDs(items []map[string]ddbtypes.AttributeValue) string {
 	sort.Strings(ids)
 	return strings.Join(ids, ", ")
 }
-
-func hostArch() string { return runtime.GOARCH }
 
 // lockedWriter serializes writes from several emulator processes' pipes.
 type lockedWriter struct {

@@ -7,29 +7,31 @@
 //
 //	make demo                # or: cd dev && go run ./demo
 //
-// If aws-lambda-rie is not installed (on $PATH, in $(go env GOPATH)/bin, or
-// named by $AWS_LAMBDA_RIE), the demo installs the pinned version with
-// `go install` into the user cache folder first. Linux only: the emulator
-// runs Linux executables.
+// Two phases, each bounded on its own: the setup (installing the emulator if
+// it is missing, downloading modules and building the two functions and the
+// lambdaidem command: minutes on a cold machine, seconds once cached) within
+// setupLimit, then the scenarios within scenarioLimit. If aws-lambda-rie is
+// not installed (on $PATH, in $(go env GOBIN) or $(go env GOPATH)/bin, or
+// named by $AWS_LAMBDA_RIE), the demo installs the pinned version with `go
+// install` into GOBIN (else GOPATH/bin), where the next run finds it. A step
+// that fails, is killed or runs out of time says which and why, and the
+// functions' log it names is kept. Linux only: the emulator runs Linux
+// executables.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
-	"time"
+	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute) // bounded, whatever happens
-	defer cancel()
 	if err := run(ctx, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
@@ -45,13 +47,21 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	d := &demo{out: out, work: work}
-	err = d.run(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("gave up after 3 minutes: %w", err)
+	// The functions' log lives outside the work folder: it is kept after a failure.
+	logf, err := os.CreateTemp("", "lambdaidem-demo-*.log")
+	if err != nil {
+		return err
 	}
-	if err != nil && d.logPath != "" {
-		fmt.Fprintf(out, "\nThe functions' log: %s\n", filepath.Join(work, "functions.log"))
+	d := &demo{out: out, work: work, log: logf}
+	d.title("lambdaidem demo: the same request, retried every way AWS retries it")
+	b, err := d.prepare(ctx)
+	if err == nil {
+		err = d.scenarios(ctx, b)
 	}
-	return err
+	logf.Close()
+	if err != nil {
+		fmt.Fprintf(out, "\nThe functions' log (kept): %s\n", logf.Name())
+		return err
+	}
+	return os.Remove(logf.Name())
 }

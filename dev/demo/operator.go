@@ -8,11 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 
-	"github.com/lambdaidem/lambdaidem/dev/e2estack"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
@@ -56,10 +54,7 @@ const captureKey = "order-1004-capture"
 func (d *demo) operator(ctx context.Context) error {
 	d.heading("A card charge whose provider answer is lost: the operator's view",
 		"a capture job (the library, in this process) charges order 1004 through a payment provider; the provider charges, then times out")
-	cli, err := d.buildCommand(ctx)
-	if err != nil {
-		return err
-	}
+	cli := d.cli
 	table := d.emb.PaymentsIdempotencyTable
 	store, err := dynamostore.New(d.emb.DynamoDB.Client, table)
 	if err != nil {
@@ -136,31 +131,6 @@ func (d *demo) operator(ctx context.Context) error {
 	}
 	return d.expect(out.Charge == charge && len(prov.charges) == 1,
 		"want the resolved outcome replayed and one charge", nil)
-}
-
-// buildCommand builds cmd/lambdaidem (its own module) into the work folder.
-func (d *demo) buildCommand(ctx context.Context) (string, error) {
-	root, err := e2estack.ModuleRoot(ctx)
-	if err != nil {
-		return "", err
-	}
-	dir := ""
-	for r := root; ; r = filepath.Dir(r) {
-		if _, err := os.Stat(filepath.Join(r, "cmd", "lambdaidem", "go.mod")); err == nil {
-			dir = filepath.Join(r, "cmd", "lambdaidem")
-			break
-		}
-		if filepath.Dir(r) == r {
-			return "", errors.New("demo: cmd/lambdaidem not found above " + root)
-		}
-	}
-	bin := filepath.Join(d.work, "lambdaidem")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("demo: build the lambdaidem command: %w\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // quoteArgs quotes the arguments a shell would need quoted.

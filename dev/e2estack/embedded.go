@@ -39,6 +39,10 @@ type EmbeddedOptions struct {
 	ModuleRoot string
 	// Log receives the functions' and emulators' output. Default: discarded.
 	Log io.Writer
+	// PaymentsBootstrap and OrdersBootstrap are bootstraps of PaymentsPackage
+	// and OrdersPackage built beforehand (by [Build]); each one left empty is
+	// built here.
+	PaymentsBootstrap, OrdersBootstrap string
 
 	// PaymentsInstances is how many classic emulator instances serve the
 	// payments API, as Lambda scales out. Default 4.
@@ -141,12 +145,17 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (_ *Embedded, err err
 	}
 	var payBin, ordBin built
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		payBin.path, payBin.err = Build(ctx, BuildOptions{ModuleRoot: o.ModuleRoot, Package: PaymentsPackage, Out: filepath.Join(o.WorkDir, "api-gateway")})
-	})
-	wg.Go(func() {
-		ordBin.path, ordBin.err = Build(ctx, BuildOptions{ModuleRoot: o.ModuleRoot, Package: OrdersPackage, Out: filepath.Join(o.WorkDir, "sqs")})
-	})
+	payBin.path, ordBin.path = o.PaymentsBootstrap, o.OrdersBootstrap
+	if payBin.path == "" {
+		wg.Go(func() {
+			payBin.path, payBin.err = Build(ctx, BuildOptions{ModuleRoot: o.ModuleRoot, Package: PaymentsPackage, Out: filepath.Join(o.WorkDir, "api-gateway")})
+		})
+	}
+	if ordBin.path == "" {
+		wg.Go(func() {
+			ordBin.path, ordBin.err = Build(ctx, BuildOptions{ModuleRoot: o.ModuleRoot, Package: OrdersPackage, Out: filepath.Join(o.WorkDir, "sqs")})
+		})
+	}
 
 	if e.DynamoDB, err = StartDynamoDB(ctx); err != nil {
 		wg.Wait()
