@@ -15,7 +15,6 @@ require (
 	github.com/lambdaidem/lambdaidem/ddbtest v0.0.0-00010101000000-000000000000
 	github.com/lambdaidem/lambdaidem/kmsseal v0.0.0-00010101000000-000000000000
 	github.com/lambdaidem/lambdaidem/outboxaws v0.0.0-00010101000000-000000000000
-	github.com/truora/minidyn v0.8.2
 )
 
 require (
@@ -33,6 +32,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
+	github.com/truora/minidyn v0.8.2 // indirect
 )
 
 replace github.com/lambdaidem/lambdaidem => ..

@@ -59,12 +59,15 @@ func TestKeyIsTheRecordKeyTheLibraryWrites(t *testing.T) {
 		{[]string{"key", "--operation", "CreatePayment", "charge-1"}, recordKey("charge-1")},
 		{[]string{"key", "--operation", "CreateOrder", "--namespace", "orders", "--scope", "tenant-7", "m-1"}, lambdaidem.RecordKey("orders", "tenant-7", "CreateOrder", "m-1")},
 		{[]string{"key", "--operation", "CreatePayment", "--principal", "user-1", "--route", "POST /payments", "k"}, lambdaidem.RecordKey("lambdaidem", "user-1\nPOST /payments", "CreatePayment", "k")},
+		{[]string{"key", "--operation", "CreatePayment", "--anonymous", "--route", "POST /payments", "k"}, lambdaidem.RecordKey("lambdaidem", "\nPOST /payments", "CreatePayment", "k")},
 	}
 	for _, tc := range tests {
 		w.cli(t, "", tc.args...).expect(t, exitOK, tc.want+"\n", "")
 	}
 	w.cli(t, "", "key", "--operation", "X", "--scope", "s", "--principal", "p", "--route", "r", "k").expect(t, exitUsage, "", "not both")
 	w.cli(t, "", "key", "k").expect(t, exitUsage, "", "--operation is required")
+	w.cli(t, "", "key", "--operation", "X", "--anonymous", "--principal", "p", "--route", "r", "k").expect(t, exitUsage, "", "--anonymous names a caller without a principal")
+	w.cli(t, "", "key", "--operation", "X", "--anonymous", "k").expect(t, exitUsage, "", "--route goes with --principal or --anonymous")
 }
 
 func TestShowRedactsTheOutcomeUnlessAsked(t *testing.T) {

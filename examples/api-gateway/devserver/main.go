@@ -1,6 +1,8 @@
 // Command devserver serves the payments API on your machine with nothing
-// installed but Go: an in-process DynamoDB-compatible endpoint (minidyn)
-// holds both tables, created on start, and each HTTP request is translated
+// installed but Go: an in-process DynamoDB-compatible endpoint (minidyn
+// behind ddbtest's fidelity proxy, which answers as DynamoDB does where
+// minidyn departs from it, parallel scan segments included) holds both
+// tables, created on start, and each HTTP request is translated
 // into the HTTP API (payload format 2.0) event API Gateway would send.
 //
 //	make run                                   # http://127.0.0.1:8080
@@ -33,7 +35,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/truora/minidyn/server"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
@@ -60,7 +61,7 @@ func run(addr string, router bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	ddb := httptest.NewServer(server.NewServer())
+	ddb := httptest.NewServer(ddbtest.NewProxy(ddbtest.NewEmulator()))
 	defer ddb.Close()
 	// Explicit options, not config.LoadDefaultConfig: a CA bundle variable
 	// in the environment breaks it with a custom endpoint.
@@ -100,7 +101,8 @@ func run(addr string, router bool) error {
 		defer cancel()
 		_ = srv.Shutdown(shut)
 	}()
-	fmt.Printf("payments API on http://%s (POST /payments, GET /payments/{id}); DynamoDB emulator at %s\n", addr, ddb.URL)
+	fmt.Printf("payments API on http://%s (POST /payments, GET /payments/{id}); DynamoDB endpoint at %s, idempotency table %q\n", addr, ddb.URL, idemTable)
+	fmt.Printf("its records, with the lambdaidem command (any credentials do):\n  AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1 lambdaidem list --endpoint %s --table %s\n", ddb.URL, idemTable)
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
