@@ -34,7 +34,7 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay
+.PHONY: all test fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay
 
 all: test
 
@@ -124,6 +124,7 @@ cdk-test:
 
 ## demo: the main job, narrated, on the embedded stack (only Go needed; Linux)
 demo:
+	@echo "make demo: compiling the demo (on a first run the go command downloads modules first: a few minutes, silent but for 'go: downloading')"
 	cd dev && $(GO) run ./demo
 
 ## run: the payments API on http://127.0.0.1:8080 over an in-process DynamoDB
@@ -142,14 +143,23 @@ localstack-e2e:    ; ./localstack/e2e.sh
 localstack-down:   ; ./localstack/down.sh
 
 ## bench: DynamoDB round trips and latency side by side with Powertools (TypeScript), CPU and
-## allocations per invocation, cold start under the RIE -> bench/RESULTS.md and bench/latency.png
+## allocations per invocation, cold start under the RIE -> build/bench/RESULTS.md and
+## build/bench/latency.png (nothing tracked changes; make bench-results publishes them)
 RIE_VERSION = v0.0.0-20261030222936-bef5c4ba774d
 bench:
 	@command -v node >/dev/null || { echo "node is required for the Powertools peer"; exit 1; }
 	cd dev/bench/powertools && npm ci --no-audit --no-fund
 	@rie="$$($(GO) env GOPATH)/bin/aws-lambda-rie"; test -x "$$rie" || \
 	  $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
-	cd dev && $(GO) run ./bench/cmd/bench -root .. -rie "$$($(GO) env GOPATH)/bin/aws-lambda-rie"
+	@mkdir -p build/bench
+	cd dev && $(GO) run ./bench/cmd/bench -root .. -rie "$$($(GO) env GOPATH)/bin/aws-lambda-rie" \
+	  -out build/bench/RESULTS.md -chart build/bench/latency.png
+
+## bench-results: make bench, then its results replace the tracked dev/bench/RESULTS.md and latency.png
+## (commit them with the machine and load the run saw)
+bench-results: bench
+	cp build/bench/RESULTS.md dev/bench/RESULTS.md
+	cp build/bench/latency.png dev/bench/latency.png
 
 ## bench-managed: one Lambda Managed Instances process (64 concurrent invocations, 5 ms per
 ## DynamoDB call: latency against bare, calls, CPU, renewals) and a 10-minute soak (heap and
