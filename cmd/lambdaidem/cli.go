@@ -33,6 +33,7 @@ const (
 	exitNotSettle    = 7
 	exitNotConfirmed = 8
 	exitSealed       = 9
+	exitHeld         = 10
 )
 
 // streams are the command's standard streams.
@@ -120,7 +121,8 @@ Commands:
 Run 'lambdaidem <command> -h' for a command's flags.
 Exit status: 0 ok, 1 failure, 2 usage, 3 no such table, 4 malformed key,
 5 no such record, 6 record changed meanwhile, 7 record not settleable, 8 not confirmed,
-9 the record is sealed and no --kms-key was given.
+9 the record is sealed and no --kms-key was given, 10 the record's owner may still be
+running (resolve and forget refuse until the time the message gives; --force overrides).
 `
 
 // run runs the command line args and returns the exit status.
@@ -171,6 +173,8 @@ func exitCode(err error) int {
 		return exitNotConfirmed
 	case errors.Is(err, dynamostore.ErrSealed):
 		return exitSealed
+	case errors.Is(err, dynamostore.ErrHeld):
+		return exitHeld
 	}
 	return exitFailure
 }
@@ -180,6 +184,7 @@ type tableFlags struct {
 	table, endpoint, region            string
 	keyAttr, sortKeyAttr, sortKeyValue string
 	kmsKey, kmsContext, kmsPrevious    string
+	maxRunTime                         time.Duration
 }
 
 func (t *tableFlags) register(fs *flag.FlagSet, e env) {
@@ -189,6 +194,7 @@ func (t *tableFlags) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&t.keyAttr, "key-attr", "", "partition key attribute, as the functions' store has it (default id)")
 	fs.StringVar(&t.sortKeyAttr, "sort-key-attr", "", "sort key attribute, for a table with one")
 	fs.StringVar(&t.sortKeyValue, "sort-key-value", "", "the records' static sort key value")
+	fs.DurationVar(&t.maxRunTime, "max-run-time", 30*time.Minute, "the functions' Options.MaxRunTime: how long the owner of a record written without a hold (by a version before hold_until) may run after its last renewal or lease end")
 	fs.StringVar(&t.kmsKey, "kms-key", cmp.Or(e.getenv("LAMBDAIDEM_KMS_KEY"), e.getenv(kmsseal.EnvKey)), "the KMS key the functions seal outcomes under (id, ARN or alias; default $LAMBDAIDEM_KMS_KEY, else $IDEMPOTENCY_SEAL_KEY): show --reveal opens outcomes with it, resolve --done seals the outcome; needs kms:DescribeKey, kms:GenerateDataKey, kms:Decrypt")
 	fs.StringVar(&t.kmsContext, "kms-context", e.getenv("IDEMPOTENCY_SEAL_CONTEXT"), "with --kms-key: the functions' encryption context as a JSON object of strings (seal.Options.EncryptionContext; default $IDEMPOTENCY_SEAL_CONTEXT, as lambdaidemcdk.BindSealing sets it, else the Sealer's default)")
 	fs.StringVar(&t.kmsPrevious, "kms-previous-keys", e.getenv("IDEMPOTENCY_SEAL_PREVIOUS_KEYS"), "with --kms-key: comma-separated keys outcomes may still be sealed under after a manual rotation (kmsseal.Options.PreviousKeys; default $IDEMPOTENCY_SEAL_PREVIOUS_KEYS)")
@@ -235,6 +241,7 @@ func (t *tableFlags) open(ctx context.Context, e env) (*dynamostore.Records, err
 	}
 	r, err := dynamostore.NewRecords(client, t.table, func(o *dynamostore.Options) {
 		o.KeyAttr, o.SortKeyAttr, o.SortKeyValue = t.keyAttr, t.sortKeyAttr, t.sortKeyValue
+		o.MaxRunTime = t.maxRunTime
 		if sealer != nil {
 			o.Sealer = sealer
 		}

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
@@ -243,4 +247,34 @@ func TestAChangeBetweenReadAndWriteIsRefused(t *testing.T) {
 			w.cli(t, "", append(args, key)...).expect(t, exitChanged, "", "record changed since it was read")
 		})
 	}
+}
+
+// TestSettlingAHeldRecordIsRefused: an UNKNOWN record whose owner renewed a
+// minute ago (a Lambda Managed Instances owner: a call it made may still
+// land) is shown with its renewal and hold; resolve refuses to settle it
+// with exit status 10 and says when it may; --force settles it and says
+// what that risks.
+func TestSettlingAHeldRecordIsRefused(t *testing.T) {
+	w := newWorld(t)
+	key := recordKey("held")
+	now := time.Now()
+	ms := func(t time.Time) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.UnixMilli(), 10)}
+	}
+	if _, err := w.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(w.table), Item: map[string]types.AttributeValue{
+		"id": &types.AttributeValueMemberS{Value: key}, "status": &types.AttributeValueMemberS{Value: "UNKNOWN"},
+		"attempt": &types.AttributeValueMemberS{Value: "owner"}, "attempts": &types.AttributeValueMemberN{Value: "1"},
+		"validation": &types.AttributeValueMemberS{Value: "fp"}, "external": &types.AttributeValueMemberBOOL{Value: true},
+		"created_at": ms(now.Add(-2 * time.Minute)), "in_progress_expiration": ms(now.Add(-time.Minute)),
+		"renewed_at": ms(now.Add(-time.Minute)), "renews": &types.AttributeValueMemberBOOL{Value: true},
+		"hold_until": ms(now.Add(29 * time.Minute)),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	w.cli(t, "", "show", key).expect(t, exitOK, "held until", "")
+	w.cli(t, "", "show", key).expect(t, exitOK, "renewed", "")
+	w.cli(t, "", "list").expect(t, exitOK, "RENEWED", "")
+	w.cli(t, "", "resolve", "--not-done", key).expect(t, exitHeld, "", "settle or forget it after")
+	w.cli(t, "", "forget", "--yes", key).expect(t, exitHeld, "", "is held")
+	w.cli(t, "", "resolve", "--not-done", "--force", key).expect(t, exitOK, "as not done: released", "may happen twice")
 }

@@ -66,7 +66,7 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 	}
 	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
 	if !*asJSON {
-		fmt.Fprintln(tw, "STATUS\tAGE\tATTEMPTS\tLEASE\tEXTERNAL\tREVISION\tRECORD")
+		fmt.Fprintln(tw, "STATUS\tAGE\tATTEMPTS\tLEASE\tRENEWED\tEXTERNAL\tREVISION\tRECORD")
 	}
 	enc := json.NewEncoder(s.out)
 	listed, malformed := 0, 0
@@ -88,13 +88,13 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 			return nil
 		}
 		listed++
-		v := newView(rec, now)
+		v := newView(rec, now, t.maxRunTime)
 		if *asJSON {
 			if err := enc.Encode(v); err != nil {
 				return err
 			}
 		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", rec.Status, age(rec, now), rec.Attempts, lease(rec, now), yesNo(rec.External), v.Revision, rec.Key)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", rec.Status, age(rec, now), rec.Attempts, lease(rec, now), renewed(rec, now), yesNo(rec.External), v.Revision, rec.Key)
 		}
 		if *limit > 0 && listed >= *limit {
 			return errLimit
@@ -133,6 +133,14 @@ func lease(rec lambdaidem.Record, now time.Time) string {
 		return "lapsed " + now.Sub(rec.LeaseUntil).Round(time.Second).String() + " ago"
 	}
 	return "for " + rec.LeaseUntil.Sub(now).Round(time.Second).String()
+}
+
+// renewed says how long ago the owner last renewed its lease.
+func renewed(rec lambdaidem.Record, now time.Time) string {
+	if rec.RenewedAt.IsZero() {
+		return "-"
+	}
+	return now.Sub(rec.RenewedAt).Round(time.Second).String() + " ago"
 }
 
 func yesNo(b bool) string {

@@ -26,6 +26,7 @@ func resolveCmd(ctx context.Context, args []string, s streams, e env) error {
 	errType := fs.String("error-type", "", "with --done: store a terminal error of this type instead of a value")
 	errMessage := fs.String("error-message", "", "with --error-type: its message")
 	rev := fs.String("revision", "", "refuse unless the record is still at this revision (from show or list)")
+	force := fs.Bool("force", false, "settle even while the record's owner may still be running or its call still land (prints what that risks)")
 	retain := fs.Duration("retain", 24*time.Hour, "with --done: keep the completed record at least this long")
 	rest, err := parse(fs, args, "record key")
 	if err != nil {
@@ -49,6 +50,13 @@ func resolveCmd(ctx context.Context, args []string, s streams, e env) error {
 		return err
 	}
 	res.Now = e.now()
+	res.Force = *force
+	if *force && r.Judge(rec, res.Now) == lambdaidem.VerdictHeld {
+		fmt.Fprintf(s.err, "lambdaidem resolve: --force: the owner of %s may still be running, or its call still land, until %s.\n"+
+			"  --not-done now lets the next retry run the effect again while the first may still happen: it may happen twice.\n"+
+			"  --done now fences the owner out (it replays this outcome), but if its effect then fails, the stored outcome is wrong.\n",
+			rec.Key, r.HoldUntil(rec).UTC().Format(time.RFC3339))
+	}
 	res.ExpiresAt = res.Now.Add(*retain)
 	if err := r.Resolve(ctx, rec, res); err != nil {
 		if errors.Is(err, dynamostore.ErrSealed) {
@@ -130,6 +138,7 @@ func forgetCmd(ctx context.Context, args []string, s streams, e env) error {
 	var t tableFlags
 	t.register(fs, e)
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	force := fs.Bool("force", false, "forget even while the record's owner may still be running (prints what that risks)")
 	rev := fs.String("revision", "", "refuse unless the record is still at this revision (from show or list)")
 	rest, err := parse(fs, args, "record key")
 	if err != nil {
@@ -142,13 +151,18 @@ func forgetCmd(ctx context.Context, args []string, s streams, e env) error {
 	if !*yes {
 		now := e.now()
 		fmt.Fprintf(s.err, "record %s is %s (%s).\nForgetting it lets the next request with its key run the operation again.\nType 'forget' to delete it: ",
-			rec.Key, rec.Status, state(rec, now))
+			rec.Key, rec.Status, state(rec, now, t.maxRunTime))
 		line, _ := bufio.NewReader(s.in).ReadString('\n')
 		if strings.TrimSpace(line) != "forget" {
 			return errNotConfirmed
 		}
 	}
-	if err := r.Forget(ctx, rec, dynamostore.Forgetting{Now: e.now()}); err != nil {
+	now := e.now()
+	if *force && r.Judge(rec, now) == lambdaidem.VerdictHeld {
+		fmt.Fprintf(s.err, "lambdaidem forget: --force: the owner of %s may still be running until %s; forgetting it now lets the next retry run the operation while it does: its effect may happen twice.\n",
+			rec.Key, r.HoldUntil(rec).UTC().Format(time.RFC3339))
+	}
+	if err := r.Forget(ctx, rec, dynamostore.Forgetting{Now: now, Force: *force}); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.out, "forgot %s (was %s)\n", rec.Key, rec.Status)

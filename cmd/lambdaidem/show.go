@@ -30,7 +30,7 @@ func showCmd(ctx context.Context, args []string, s streams, e env) error {
 	if err != nil {
 		return err
 	}
-	v := newView(rec, e.now())
+	v := newView(rec, e.now(), t.maxRunTime)
 	if *reveal && len(rec.Outcome) > 0 {
 		if err := v.reveal(ctx, r, rec); err != nil {
 			return err
@@ -59,6 +59,12 @@ type view struct {
 	DispatchedAt *time.Time `json:"dispatched_at,omitempty"`
 	// DispatchWindow is the downstream's deduplication window ("24h0m0s"),
 	// WindowPassed whether it has passed since the first dispatch.
+	// RenewedAt is the owner's last renewal; Renews whether it renews
+	// (recorded at claim); HeldUntil, while the owner may still be
+	// running, until when (resolve and forget refuse until then).
+	RenewedAt      *time.Time      `json:"renewed_at,omitempty"`
+	Renews         bool            `json:"renews"`
+	HeldUntil      *time.Time      `json:"held_until,omitempty"`
 	DispatchWindow string          `json:"dispatch_window,omitempty"`
 	WindowPassed   bool            `json:"window_passed,omitempty"`
 	Fingerprint    string          `json:"fingerprint,omitempty"`
@@ -75,13 +81,17 @@ type storedError struct {
 	Message string `json:"message"`
 }
 
-func newView(rec lambdaidem.Record, now time.Time) view {
+func newView(rec lambdaidem.Record, now time.Time, window time.Duration) view {
 	v := view{
-		Key: rec.Key, Status: string(rec.Status), State: state(rec, now), Revision: revision(rec),
+		Key: rec.Key, Status: string(rec.Status), State: state(rec, now, window), Revision: revision(rec),
 		Attempts: rec.Attempts, ExpiresAt: rec.ExpiresAt.UTC(), Expired: !rec.Live(now), External: rec.External,
 		Fingerprint: rec.Fingerprint, OperationKey: lambdaidem.OperationKey(rec.Key), OutcomeBytes: len(rec.Outcome), now: now,
 	}
 	v.CreatedAt, v.CompletedAt = opt(rec.CreatedAt), opt(rec.CompletedAt)
+	v.RenewedAt, v.Renews = opt(rec.RenewedAt), rec.Renews
+	if lambdaidem.OwnerMayRun(rec, now, window) {
+		v.HeldUntil = opt(lambdaidem.HoldUntil(rec, window))
+	}
 	v.DispatchedAt = opt(rec.DispatchedAt)
 	if rec.DispatchWindow > 0 {
 		v.DispatchWindow = rec.DispatchWindow.String()
@@ -124,25 +134,33 @@ func opt(t time.Time) *time.Time {
 	return &u
 }
 
-// state says in a few words what the record means now.
-func state(rec lambdaidem.Record, now time.Time) string {
-	switch {
-	case !rec.Live(now):
+// state says in a few words what the record means now, as lambdaidem.Judge
+// says (window: --max-run-time, for records written without a hold).
+func state(rec lambdaidem.Record, now time.Time, window time.Duration) string {
+	hold := lambdaidem.HoldUntil(rec, window).UTC().Format(time.RFC3339)
+	switch v := lambdaidem.Judge(rec, now, window); {
+	case v == lambdaidem.VerdictExpired:
 		return "expired: treated as absent, the next request runs the operation"
+	case v == lambdaidem.VerdictHeld && rec.Status == lambdaidem.StatusUnknown:
+		return "outcome unknown, but its owner renewed and a call it made may still land until " + hold +
+			": resolve refuses until then (--force risks that)"
+	case v == lambdaidem.VerdictHeld && rec.LeaseUntil.Before(now):
+		return "in progress: its lease lapsed, but its owner renews and may still be running until " + hold +
+			": nothing takes it over, reconciles or settles it until then"
+	case v == lambdaidem.VerdictHeld:
+		return "in progress: an attempt holds it"
 	case rec.Status == lambdaidem.StatusUnknown && lambdaidem.WindowPassed(rec.DispatchedAt, rec.DispatchWindow, now):
 		return "outcome unknown, and the downstream's deduplication window has passed since the first dispatch: " +
 			"reconciles may not redispatch (their \"not done\" is refused), so it waits for you: resolve --done if the effect happened; " +
 			"--not-done lets the next retry dispatch again, which the downstream will no longer deduplicate"
 	case rec.Status == lambdaidem.StatusUnknown:
 		return "outcome unknown; settle it with resolve --done or --not-done"
-	case rec.Status == lambdaidem.StatusCompleted:
+	case v == lambdaidem.VerdictReplay:
 		return "completed: duplicates replay the outcome"
-	case rec.LeaseUntil.Before(now) && rec.External:
-		return "stuck: its owner began an external effect and its lease lapsed; as good as UNKNOWN, settle it with resolve"
-	case rec.LeaseUntil.Before(now):
-		return "stuck: lease lapsed; the next retry takes it over"
+	case v == lambdaidem.VerdictReconcile:
+		return "stuck: its owner began an external effect, its lease lapsed and it cannot be running any more; as good as UNKNOWN, settle it with resolve"
 	}
-	return "in progress: an attempt holds it"
+	return "stuck: lease lapsed and its owner cannot be running any more; the next retry takes it over"
 }
 
 // revision identifies the record's state as read: resolve and forget
@@ -163,6 +181,9 @@ func (v view) print(w io.Writer) {
 	line("created", v.when(v.CreatedAt))
 	line("completed", v.when(v.CompletedAt))
 	line("lease until", v.when(v.LeaseUntil))
+	line("renewed", v.when(v.RenewedAt))
+	line("owner renews", yesNo(v.Renews))
+	line("held until", v.when(v.HeldUntil))
 	line("expires", v.when(&v.ExpiresAt))
 	ext := "no"
 	if v.External {
