@@ -327,7 +327,8 @@ inline claimPut(pme, ptok, pc, plea, phold, pexp, pok) {
 inline release(ptok, pnd, pok) {
 	if
 	:: fenced(ptok) -> OVERWRITE; CLEAR(r); holder = 0; pok = 1;
-		if :: pnd -> dispatchOK = 1 :: else fi
+		/* (b) a "not done" takes effect only while no earlier attempt could still call */
+		if :: pnd -> assert(noDispatcher); dispatchOK = 1 :: else fi
 	:: else -> pok = 0
 	fi
 }
@@ -556,7 +557,6 @@ reconcile:
 		if
 		:: landed > 0 -> printf("EV %d reconcile done\n", me)
 		:: landed == 0 && inflight == 0 ->
-			assert(noDispatcher);   /* (b): "not done" only when no earlier attempt could still apply */
 			printf("EV %d reconcile notdone\n", me);
 			/* not done: Store.Release fenced on the owner's token; then claim again */
 			W1(me, f, release(otok, 1, ok), W_RELEASE, err);
@@ -822,7 +822,7 @@ end:
 #endif
 #define RESOLVE_DONE if :: unchanged(cur) -> OVERWRITE; r.st = COMPLETED; r.exp = exp; r.ext = 0; r.lease = 0; \
 	r.hold = 0; r.renewed = 0; r.out = OPOUT; storedFp[OPOUT] = r.fp; ok = 1 :: else -> ok = 0 fi
-#define RESOLVE_NOTDONE if :: unchanged(cur) -> OVERWRITE; CLEAR(r); holder = 0; dispatchOK = 1; ok = 1 :: else -> ok = 0 fi
+#define RESOLVE_NOTDONE if :: unchanged(cur) -> assert(noDispatcher); OVERWRITE; CLEAR(r); holder = 0; dispatchOK = 1; ok = 1 :: else -> ok = 0 fi
 #define FORGET if :: unchanged(cur) -> opCommits = 0; dispatchOK = 1; CLEAR(r); holder = 0; ok = 1 :: else -> ok = 0 fi
 proctype Operator() {
 	byte me = OPID;
@@ -839,7 +839,7 @@ proctype Operator() {
 		W2(OPID, f, RESOLVE_DONE, W_DONE, err)
 	:: (v == V_RECONCILE || v == V_TAKEOVER || (v == V_EXPIRED && cur.st == INPROG)) && landed == 0 && inflight == 0 ->
 		/* resolve --not-done (DeleteItem), or forget of a record nobody runs under */
-		atomic { assert(noDispatcher); ok = 0; err = 0;   /* (b) */
+		atomic { ok = 0; err = 0;   /* (b) is asserted where the deletion applies */
 			W1(OPID, f, RESOLVE_NOTDONE, W_NOTDONE, err) }
 		W2(OPID, f, RESOLVE_NOTDONE, W_NOTDONE, err)
 	:: cur.st == COMPLETED ->
