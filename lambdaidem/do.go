@@ -746,7 +746,7 @@ func (o *op[Out]) finishContext(ctx context.Context) (context.Context, context.C
 }
 
 func (o *op[Out]) event(rec Record) Event {
-	return Event{Operation: o.c.Operation, Key: o.key, Status: rec.Status, Attempt: rec.Attempts}
+	return Event{Operation: o.c.Operation, Key: o.key, Status: rec.Status, Attempt: rec.Attempts, Since: rec.CreatedAt}
 }
 
 func (o *op[Out]) hook(ctx context.Context, h func(context.Context, Event), rec Record) {

@@ -67,6 +67,12 @@ type Event struct {
 	From string
 	// Duration is how long the commit call took, for OnCommit.
 	Duration time.Duration
+	// Since is when the operation was first claimed (the record's
+	// creation time), for an event about a stored record; zero when
+	// unknown. For a duplicate refused by an UNKNOWN record (OnConflict,
+	// ErrOutcomeUnknown), now minus Since is the age of an unresolved
+	// recovery obligation (UNKNOWN records never expire).
+	Since time.Time
 }
 
 // Hooks are called synchronously on the invoking goroutine; they must be

@@ -30,6 +30,7 @@ const (
 	MetricRefusedUnknown    = "RefusedUnknown"
 	MetricLeaseLost         = "LeaseLost"
 	MetricMarkedUnknown     = "MarkedUnknown"
+	MetricUnknownAge        = "UnknownAge"
 	MetricFailOpen          = "FailOpen"
 	MetricStoreErrors       = "StoreErrors"
 	MetricCommitLatency     = "CommitLatency"
@@ -53,6 +54,12 @@ type MonitoringProps struct {
 	// with at least ConflictMinRequests such requests. Defaults 20 and 20.
 	ConflictRatePercent float64
 	ConflictMinRequests float64
+	// UnknownAge is the age of an UNKNOWN record (emf's UnknownAge, the
+	// Maximum a duplicate refused by one reports in a period) that raises
+	// the unknown-age alarm: UNKNOWN records never expire, so one a
+	// retry keeps meeting is a recovery obligation nobody met. Default 1
+	// hour.
+	UnknownAge awscdk.Duration
 	// Actions are added to every alarm's ALARM state (an SNS topic, say).
 	Actions []awscloudwatch.IAlarmAction
 	// DashboardName names the dashboard. Default: a name CloudFormation
@@ -66,6 +73,9 @@ type Monitoring struct {
 	// Unknown: a record was left UNKNOWN (MarkedUnknown ≥ 1): an operator
 	// must settle it (the lambdaidem command: list --stuck, resolve).
 	Unknown map[string]awscloudwatch.Alarm
+	// UnknownAge: a duplicate met an UNKNOWN record older than the
+	// threshold (UnknownAge Maximum ≥ MonitoringProps.UnknownAge).
+	UnknownAge map[string]awscloudwatch.Alarm
 	// StoreErrors: store calls failed (StoreErrors ≥ the threshold).
 	StoreErrors map[string]awscloudwatch.Alarm
 	// FailOpen: a request was answered without idempotency (FailOpen ≥ 1).
@@ -118,10 +128,13 @@ func (t *Table) Monitor(scope constructs.Construct, id string, props *Monitoring
 	if p.ConflictMinRequests == 0 {
 		p.ConflictMinRequests = 20
 	}
+	if p.UnknownAge == nil {
+		p.UnknownAge = awscdk.Duration_Hours(jsii.Number(1))
+	}
 
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	m := &Monitoring{
-		Unknown: map[string]awscloudwatch.Alarm{}, StoreErrors: map[string]awscloudwatch.Alarm{},
+		Unknown: map[string]awscloudwatch.Alarm{}, UnknownAge: map[string]awscloudwatch.Alarm{}, StoreErrors: map[string]awscloudwatch.Alarm{},
 		FailOpen: map[string]awscloudwatch.Alarm{}, ConflictRate: map[string]awscloudwatch.Alarm{},
 	}
 	var rows []*[]awscloudwatch.IWidget
@@ -153,6 +166,8 @@ func (t *Table) Monitor(scope constructs.Construct, id string, props *Monitoring
 		}
 		m.Unknown[svc] = alarm("Unknown", "an idempotency record was left UNKNOWN after an external effect; "+
 			"find it with `lambdaidem list --stuck` and settle it with `lambdaidem resolve`", metric(MetricMarkedUnknown, "Sum"), 1)
+		m.UnknownAge[svc] = alarm("UnknownAge", "a retry met an idempotency record left UNKNOWN longer ago than the threshold (UNKNOWN records never expire); "+
+			"settle it with `lambdaidem resolve`", metric(MetricUnknownAge, "Maximum"), *p.UnknownAge.ToSeconds(nil))
 		m.StoreErrors[svc] = alarm("StoreErrors", "calls to the idempotency table failed (requests got 503 or were redelivered)",
 			metric(MetricStoreErrors, "Sum"), p.StoreErrors)
 		m.FailOpen[svc] = alarm("FailOpen", "requests ran WITHOUT idempotency because the table was unavailable (FailOpen)",

@@ -58,7 +58,7 @@ func TestMonitorAlarmsOnTheEMFMetricsOfEachService(t *testing.T) {
 
 	tmpl := cdktest.Synth(t, stack)
 	alarms := tmpl.OfType("AWS::CloudWatch::Alarm")
-	require.Len(t, alarms, 8, "four alarms per service")
+	require.Len(t, alarms, 10, "five alarms per service")
 	topicID := tmpl.One(t, "AWS::SNS::Topic", "Pager").LogicalID
 
 	single := []struct {
@@ -86,6 +86,19 @@ func TestMonitorAlarmsOnTheEMFMetricsOfEachService(t *testing.T) {
 			assert.Equal(t, "notBreaching", found["TreatMissingData"], "EMF writes no data point in a quiet period")
 			assert.Equal(t, []any{cdktest.Ref(topicID)}, found["AlarmActions"])
 		}
+	}
+
+	for _, svc := range []string{"payments", "orders"} {
+		var found map[string]any
+		for _, a := range alarms {
+			if a.Properties["MetricName"] == "UnknownAge" && dimension(a.Properties["Dimensions"]) == svc {
+				found = a.Properties
+			}
+		}
+		require.NotNil(t, found, "%s alarm on UnknownAge", svc)
+		assert.Equal(t, "Maximum", found["Statistic"])
+		assert.Equal(t, float64(3600), found["Threshold"], "an UNKNOWN record an hour old")
+		assert.Equal(t, "notBreaching", found["TreatMissingData"])
 	}
 
 	var rates []map[string]any

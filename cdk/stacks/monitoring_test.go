@@ -32,7 +32,7 @@ func TestStacksTurnOnIdempotencyAlarms(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tmpl := tc.tmpl(t)
 			alarms := tmpl.OfType("AWS::CloudWatch::Alarm")
-			require.Len(t, alarms, 4)
+			require.Len(t, alarms, 5)
 			metrics := map[string]bool{}
 			for _, a := range alarms {
 				if name, ok := a.Properties["MetricName"].(string); ok {
@@ -40,7 +40,7 @@ func TestStacksTurnOnIdempotencyAlarms(t *testing.T) {
 					assert.Equal(t, []any{map[string]any{"Name": "Service", "Value": tc.service}}, a.Properties["Dimensions"])
 				}
 			}
-			assert.Equal(t, map[string]bool{"MarkedUnknown": true, "StoreErrors": true, "FailOpen": true}, metrics)
+			assert.Equal(t, map[string]bool{"MarkedUnknown": true, "UnknownAge": true, "StoreErrors": true, "FailOpen": true}, metrics)
 			assert.Len(t, tmpl.OfType("AWS::CloudWatch::Dashboard"), 1)
 
 			src, err := os.ReadFile(filepath.Join("..", "..", "examples", tc.main, "main.go"))

@@ -18,6 +18,7 @@
 //	RefusedInProgress   Count         a duplicate refused: another attempt holds the record
 //	RefusedKeyReused    Count         a duplicate refused: same key, different payload
 //	RefusedUnknown      Count         a duplicate refused: the outcome is UNKNOWN
+//	UnknownAge          Seconds       with RefusedUnknown: how long ago the UNKNOWN record was first claimed (it never expires; alarm on its Maximum)
 //	LeaseLost           Count         an attempt lost its lease; nothing it did was committed
 //	MarkedUnknown       Count         a failed attempt left its record UNKNOWN (needs reconciling)
 //	FailOpen            Count         answered without idempotency: the store was unavailable

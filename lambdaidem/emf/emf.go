@@ -24,6 +24,7 @@ const (
 	RefusedUnknown    = "RefusedUnknown"
 	LeaseLost         = "LeaseLost"
 	MarkedUnknown     = "MarkedUnknown"
+	UnknownAge        = "UnknownAge"
 	FailOpen          = "FailOpen"
 	StoreErrors       = "StoreErrors"
 	CommitLatency     = "CommitLatency"
@@ -113,6 +114,8 @@ func (m *Metrics) Hooks() lambdaidem.Hooks {
 				m.count(e, RefusedInProgress)
 			case errors.Is(err, lambdaidem.ErrKeyReused):
 				m.count(e, RefusedKeyReused)
+			case errors.Is(err, lambdaidem.ErrOutcomeUnknown) && !e.Since.IsZero():
+				m.write(e, metric{RefusedUnknown, "Count", 1}, metric{UnknownAge, "Seconds", m.opts.Now().Sub(e.Since).Seconds()})
 			case errors.Is(err, lambdaidem.ErrOutcomeUnknown):
 				m.count(e, RefusedUnknown)
 			case errors.Is(err, lambdaidem.ErrLeaseLost):

@@ -169,6 +169,30 @@ func lines(t *testing.T, out string) []string {
 
 var start = time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
 
+// TestUnknownAge: a duplicate refused by an UNKNOWN record writes, with
+// RefusedUnknown, the record's age in seconds (UnknownAge): UNKNOWN records
+// never expire, so their age is what an alarm watches.
+func TestUnknownAge(t *testing.T) {
+	var out bytes.Buffer
+	m, err := emf.New(&out, func(o *emf.Options) {
+		o.Service = "payments"
+		o.Now = func() time.Time { return start }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := lambdaidem.Event{Operation: "CreatePayment", Status: lambdaidem.StatusUnknown, Since: start.Add(-90 * time.Minute)}
+	m.Hooks().OnConflict(context.Background(), e, &lambdaidem.RecordError{Err: lambdaidem.ErrOutcomeUnknown})
+	ls := lines(t, out.String())
+	if len(ls) != 1 {
+		t.Fatalf("%d lines; want 1", len(ls))
+	}
+	values, _, _ := checkEMF(t, ls[0])
+	if values[emf.RefusedUnknown] != 1 || values[emf.UnknownAge] != 5400 || !strings.Contains(ls[0], `{"Name":"UnknownAge","Unit":"Seconds"}`) {
+		t.Fatalf("metrics %v in %s; want RefusedUnknown 1 and UnknownAge 5400 s", values, ls[0])
+	}
+}
+
 func TestEveryHookWritesOneValidLine(t *testing.T) {
 	var out bytes.Buffer
 	m, err := emf.New(&out, func(o *emf.Options) {
@@ -294,12 +318,16 @@ func TestAGuardsTrafficBecomesMetrics(t *testing.T) {
 				totals["commits"]++
 				continue
 			}
+			if k == emf.UnknownAge {
+				totals["unknown ages"]++ // its value is the record's age on the test's clock
+				continue
+			}
 			totals[k] += v
 		}
 	}
 	want := map[string]float64{
 		emf.Claims: 2, "commits": 1, emf.CacheReplays: 1, emf.RefusedKeyReused: 1,
-		emf.MarkedUnknown: 1, emf.RefusedUnknown: 1, emf.StoreErrors: 1, emf.FailOpen: 1,
+		emf.MarkedUnknown: 1, emf.RefusedUnknown: 1, "unknown ages": 1, emf.StoreErrors: 1, emf.FailOpen: 1,
 	}
 	if fmt.Sprint(totals) != fmt.Sprint(want) {
 		t.Fatalf("totals %v\nwant   %v", totals, want)
