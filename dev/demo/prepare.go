@@ -194,9 +194,9 @@ func buildState(ctx context.Context, root string) cache {
 func (c cache) message() string {
 	switch c {
 	case coldModules:
-		return "First run on this machine: downloading modules and building, about 6 min (later runs start in seconds)."
+		return "First run on this machine: downloading modules and building, about 8 min on 2 busy cores (later runs start in seconds)."
 	case coldBuild:
-		return "First build on this machine (the module cache is warm): compiling the AWS SDK and the functions, about 4 min."
+		return "First build on this machine (the module cache is warm): compiling the AWS SDK and the functions, about 5 min on 2 busy cores."
 	default:
 		return "The functions are built already: starting in seconds."
 	}
