@@ -14,7 +14,7 @@ import (
 // Environment variables that [Table.Bind] sets on a function, and
 // [Table.Environment] returns for other compute (a container, a task): every
 // setting the DynamoDB store and the wrapper need to match the table. The
-// examples read them (see examples/internal/idemenv).
+// library reads them with dynamostore.ReadEnv.
 const (
 	// EnvTable names the variable holding the idempotency table's name.
 	EnvTable = "IDEMPOTENCY_TABLE"
