@@ -178,8 +178,32 @@ func ManagedInstancesSupported() (bool, string) {
 // StartFunction starts an emulator instance for the function and waits
 // until it accepts connections. Close stops it.
 func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
+	// The emulator binds the two ports itself, after freePorts released
+	// them: another process (an outgoing connection takes its local port
+	// from the same ephemeral range) may take one in between, and the
+	// emulator then exits before listening. Nothing was invoked yet, so
+	// start again on fresh ports.
+	var err error
+	for range portAttempts {
+		var f *Function
+		var portTaken bool
+		f, portTaken, err = startFunction(ctx, o)
+		if !portTaken {
+			return f, err
+		}
+	}
+	return nil, err
+}
+
+// portAttempts bounds how often [StartFunction] picks fresh ports after the
+// emulator found one taken.
+const portAttempts = 5
+
+// startFunction starts the emulator once; portTaken reports that it exited
+// before listening because a port it was given was already in use.
+func startFunction(ctx context.Context, o FunctionOptions) (_ *Function, portTaken bool, _ error) {
 	if o.RIE == "" || o.Bootstrap == "" {
-		return nil, errors.New("e2estack: StartFunction needs RIE and Bootstrap")
+		return nil, false, errors.New("e2estack: StartFunction needs RIE and Bootstrap")
 	}
 	if o.Name == "" {
 		o.Name = "function"
@@ -201,7 +225,7 @@ func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
 	// bootstrap polls (default 127.0.0.1:9001, so instances would collide).
 	ports, err := freePorts(2)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	rieAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	apiAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
@@ -230,24 +254,24 @@ func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
 	args := []string{"--runtime-interface-emulator-address", rieAddr, "--runtime-api-address", apiAddr}
 	if o.MaxConcurrency > 1 {
 		if ok, why := ManagedInstancesSupported(); !ok {
-			return nil, errors.New("e2estack: " + why)
+			return nil, false, errors.New("e2estack: " + why)
 		}
 		if err := os.MkdirAll(taskRoot, 0o755); err != nil {
-			return nil, fmt.Errorf("e2estack: create the /var/task mount point: %w", err)
+			return nil, false, fmt.Errorf("e2estack: create the /var/task mount point: %w", err)
 		}
 		dir, err := os.MkdirTemp("", "e2e-task-")
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		f.taskDir = dir
 		// The runtime may run as another user: the folder must be readable.
 		if err := os.Chmod(dir, 0o755); err != nil {
 			os.RemoveAll(dir)
-			return nil, err
+			return nil, false, err
 		}
 		if err := copyFile(o.Bootstrap, filepath.Join(dir, "bootstrap"), 0o755); err != nil {
 			os.RemoveAll(dir)
-			return nil, err
+			return nil, false, err
 		}
 		env["AWS_LAMBDA_MAX_CONCURRENCY"] = strconv.Itoa(o.MaxConcurrency)
 		env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "lambda-managed-instances"
@@ -262,14 +286,18 @@ func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
 		f.cmd = exec.Command(o.RIE, append(args, o.Bootstrap)...)
 	}
 	f.cmd.Env = flatten(env)
-	f.cmd.Stdout = o.Log
-	f.cmd.Stderr = o.Log
+	// The emulator's output also goes to start, to tell a port taken
+	// before it listened from any other early exit.
+	start := &startLog{}
+	out := io.MultiWriter(o.Log, start)
+	f.cmd.Stdout = out
+	f.cmd.Stderr = out
 	f.cmd.Dir = filepath.Dir(o.Bootstrap)
 	// Its own process group, so Close stops the emulator and the runtime.
 	f.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := f.cmd.Start(); err != nil {
 		f.cleanupDir()
-		return nil, fmt.Errorf("e2estack: start %s: %w", o.RIE, err)
+		return nil, false, fmt.Errorf("e2estack: start %s: %w", o.RIE, err)
 	}
 	go func() {
 		_ = f.cmd.Wait()
@@ -277,9 +305,36 @@ func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
 	}()
 	if err := waitListening(ctx, rieAddr, o.StartTimeout, f.waited); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("e2estack: emulator for %s: %w", o.Name, err)
+		return nil, start.portTaken(), fmt.Errorf("e2estack: emulator for %s: %w", o.Name, err)
 	}
-	return f, nil
+	return f, false, nil
+}
+
+// startLog keeps the first lines an emulator prints, to read why it exited.
+type startLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// startLogCap bounds what startLog keeps: the emulator says why it could
+// not listen in its first lines.
+const startLogCap = 16 << 10
+
+func (l *startLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := startLogCap - l.buf.Len(); room > 0 {
+		l.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// portTaken reports whether the emulator said a port it was to bind was in
+// use (Go's net package: "bind: address already in use", EADDRINUSE).
+func (l *startLog) portTaken() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Contains(l.buf.Bytes(), []byte(syscall.EADDRINUSE.Error()))
 }
 
 // Name returns the function's name.
