@@ -193,7 +193,7 @@ func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 		// The hold is what duplicates and operators judge the record by (see
 		// Judge); an expired record is absent, so it must not expire while
 		// its owner may run, however short the retry horizon.
-		hold := HoldFor(lease, lease, renews, opts.MaxRunTime)
+		hold := OwnerHold(lease, lease, renews, opts.MaxRunTime, opts.LeaseMargin)
 		rec, claimed, err := o.g.store.Claim(ctx, Claim{
 			Key:         o.key,
 			Token:       token,

@@ -23,7 +23,7 @@ import (
 // language, tied to these functions by an exhaustive test against the
 // DynamoDB test endpoint), and the operator's dynamostore.Records and the
 // lambdaidem command. The owner's writes take their times from
-// [HoldFor] and [ExpiryFor], so that what is written keeps the rule.
+// [OwnerHold] and [ExpiryFor], so that what is written keeps the rule.
 //
 // # States
 //
@@ -48,7 +48,8 @@ import (
 // does not renew (standard Lambda stops a handler at its deadline, and the
 // lease outlasts it by Options.LeaseMargin); for one that renews (Lambda
 // Managed Instances, containers and local servers do not stop it), its
-// last renewal (before any, its lease end) plus its MaxRunTime, never
+// last renewal (before any, its lease end) plus its MaxRunTime plus its
+// LeaseMargin (the clock-skew slack the lease has: see [OwnerHold]), never
 // before its lease end. That is the one assumption the renewing case
 // needs: an owner silent for MaxRunTime has stopped. An INPROGRESS record
 // is held ([OwnerMayRun]) while now is not past its hold. An UNKNOWN
@@ -243,15 +244,30 @@ func HoldUntil(rec Record, window time.Duration) time.Time {
 	return maxTime(rec.LeaseUntil, last.Add(window))
 }
 
-// HoldFor is the hold an owner writes with a lease ending at lease, its
+// OwnerHold is the hold an owner writes with a lease ending at lease, its
 // last sign of life being last (the claim's lease end, or a renewal's
-// time): lease for an owner that does not renew; last plus maxRunTime,
-// never before lease, for one that does.
-func HoldFor(lease, last time.Time, renews bool, maxRunTime time.Duration) time.Time {
+// time): lease for an owner that does not renew; for one that does, last
+// plus maxRunTime plus margin, never before lease. margin is the owner's
+// Options.LeaseMargin: the hold is written on the owner's clock and judged
+// on the reader's, so it needs the clock-skew slack the lease has (with
+// the owner's clock ε behind and the reader's ε ahead, a hold of last +
+// maxRunTime would end 2ε before the owner has been silent for
+// maxRunTime; LeaseMargin exceeds 2ε).
+func OwnerHold(lease, last time.Time, renews bool, maxRunTime, margin time.Duration) time.Time {
 	if !renews {
 		return lease
 	}
-	return maxTime(lease, last.Add(maxRunTime))
+	return maxTime(lease, last.Add(maxRunTime+margin))
+}
+
+// HoldFor is [OwnerHold] without the clock-skew margin: its hold can end
+// up to twice the clock skew before the owner has been silent for
+// maxRunTime.
+//
+// Deprecated: use [OwnerHold] with the owner's Options.LeaseMargin, which
+// the Guard writes.
+func HoldFor(lease, last time.Time, renews bool, maxRunTime time.Duration) time.Time {
+	return OwnerHold(lease, last, renews, maxRunTime, 0)
 }
 
 // ExpiryFor is the expiration an owner writes on an INPROGRESS record

@@ -75,10 +75,13 @@ func TestJudge(t *testing.T) {
 // TestOwnerWritesKeepTheGate: what an owner writes at claim and renewal
 // never lets its record expire while it may run: expiration ≥ hold + 1 s,
 // and the hold is the lease end (no renewal) or the last sign of life plus
-// MaxRunTime, never before the lease end.
+// MaxRunTime plus LeaseMargin (the clock-skew slack: model finding F2, see
+// TestHoldCoversClockSkew in dev/integrationtest/dynamostore), never before
+// the lease end.
 func TestOwnerWritesKeepTheGate(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	lease := now.Add(time.Minute)
+	const margin = 5 * time.Second
 	for _, c := range []struct {
 		name   string
 		renews bool
@@ -87,14 +90,14 @@ func TestOwnerWritesKeepTheGate(t *testing.T) {
 		want   time.Time
 	}{
 		{"standard Lambda: the lease", false, lease, time.Hour, lease},
-		{"renews, at claim: lease end + MaxRunTime", true, lease, 30 * time.Minute, lease.Add(30 * time.Minute)},
-		{"renews, at a renewal: renewal + MaxRunTime", true, now, 30 * time.Minute, now.Add(30 * time.Minute)},
-		{"MaxRunTime shorter than the lease: the lease", true, now, time.Second, lease},
+		{"renews, at claim: lease end + MaxRunTime + LeaseMargin", true, lease, 30 * time.Minute, lease.Add(30*time.Minute + margin)},
+		{"renews, at a renewal: renewal + MaxRunTime + LeaseMargin", true, now, 30 * time.Minute, now.Add(30*time.Minute + margin)},
+		{"MaxRunTime and margin shorter than the lease: the lease", true, now, time.Second, lease},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			hold := lambdaidem.HoldFor(lease, c.last, c.renews, c.maxRun)
+			hold := lambdaidem.OwnerHold(lease, c.last, c.renews, c.maxRun, margin)
 			if !hold.Equal(c.want) {
-				t.Fatalf("HoldFor = %v; want %v", hold, c.want)
+				t.Fatalf("OwnerHold = %v; want %v", hold, c.want)
 			}
 			for _, horizon := range []time.Duration{time.Second, time.Minute, 24 * time.Hour} {
 				exp := lambdaidem.ExpiryFor(now, hold, horizon)

@@ -119,7 +119,10 @@ type Options struct {
 	// LeaseMargin is added to the deadline in the invocation's context to
 	// form the lease of an in-progress record: the lease outlives the
 	// invocation, so a record is never taken over while its attempt may still
-	// run. Default 5s.
+	// run. It must exceed twice the clock skew between any two processes
+	// sharing the table. An owner that renews adds it to its hold too
+	// (MaxRunTime after its last sign of life, plus LeaseMargin: see
+	// [OwnerHold]). Default 5s.
 	LeaseMargin time.Duration
 
 	// Lease is used instead when the context has no deadline. Default 15m,
@@ -149,7 +152,8 @@ type Options struct {
 	// It is also how long the owner may run after its last sign of life:
 	// an owner that renews records, at claim and at every renewal, that it
 	// may run until MaxRunTime after its last renewal (before any, its
-	// lease end), and until then its record is neither taken over,
+	// lease end), plus LeaseMargin for clock skew ([OwnerHold]), and until
+	// then its record is neither taken over,
 	// reconciled, settled, forgotten nor expired (see [Judge]); a duplicate
 	// gets [ErrInProgress] or [ErrOutcomeUnknown]. Records written by
 	// versions that recorded no such time are judged with this Guard's

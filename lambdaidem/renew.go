@@ -210,7 +210,7 @@ func (o *op[Out]) renewOnce(ctx context.Context, r *renewer, f Fence, lease time
 		if want.After(hung) {
 			want = hung
 		}
-		hold := HoldFor(want, now, true, opts.MaxRunTime)
+		hold := OwnerHold(want, now, true, opts.MaxRunTime, opts.LeaseMargin)
 		exp := maxTime(expires, ExpiryFor(now, hold, 0))
 		cctx, cancel := context.WithTimeout(ctx, min(opts.FinishTimeout, max(left, time.Millisecond)))
 		r.writing.Lock()

@@ -84,7 +84,7 @@ type Claim struct {
 	ExpiresAt time.Time
 	// Renews says whether the new owner renews its lease; it is recorded.
 	Renews bool
-	// HoldUntil is until when the new owner may run (see [HoldFor]).
+	// HoldUntil is until when the new owner may run (see [OwnerHold]).
 	HoldUntil time.Time
 	// Window is the claimant's Options.MaxRunTime: how long the owner of
 	// a record written without a hold is assumed to run after its last
@@ -131,7 +131,7 @@ type Renewal struct {
 	// ExpiresAt is the record's new TTL, past HoldUntil (see [ExpiryFor]);
 	// ignored when External is set.
 	ExpiresAt time.Time
-	// HoldUntil is until when the owner may now run (see [HoldFor]).
+	// HoldUntil is until when the owner may now run (see [OwnerHold]).
 	HoldUntil time.Time
 	// External says the attempt has marked an external effect: the record
 	// keeps no expiration.

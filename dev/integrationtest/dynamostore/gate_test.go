@@ -55,11 +55,15 @@ func gateDomain() []gateCase {
 	return cases
 }
 
-// gateWindow is the MaxRunTime of the owners and of the claimant.
-const gateWindow = 10 * time.Minute
+// gateWindow is the MaxRunTime of the owners and of the claimant,
+// gateMargin the owners' LeaseMargin (the default).
+const (
+	gateWindow = 10 * time.Minute
+	gateMargin = 5 * time.Second
+)
 
 // item is the record c describes at now, written the way each version's
-// writes leave it: the hold is what HoldFor gives the owner's last sign of
+// writes leave it: the hold is what OwnerHold gives the owner's last sign of
 // life.
 func (c gateCase) item(key string, now time.Time) item {
 	lease := now.Add(time.Minute)
@@ -82,10 +86,10 @@ func (c gateCase) item(key string, now time.Time) item {
 	switch c.renews {
 	case "no":
 		it["renews"] = &types.AttributeValueMemberBOOL{Value: false}
-		it["hold_until"] = N(strconv.FormatInt(lambdaidem.HoldFor(lease, last, false, gateWindow).UnixMilli(), 10))
+		it["hold_until"] = N(strconv.FormatInt(lambdaidem.OwnerHold(lease, last, false, gateWindow, gateMargin).UnixMilli(), 10))
 	case "yes":
 		it["renews"] = &types.AttributeValueMemberBOOL{Value: true}
-		it["hold_until"] = N(strconv.FormatInt(lambdaidem.HoldFor(lease, last, true, gateWindow).UnixMilli(), 10))
+		it["hold_until"] = N(strconv.FormatInt(lambdaidem.OwnerHold(lease, last, true, gateWindow, gateMargin).UnixMilli(), 10))
 	}
 	switch c.expiry {
 	case "live":
