@@ -22,10 +22,10 @@ import (
 // ε ahead. LeaseMargin (5 s, the default) exceeds 2ε, as
 // docs/guarantees.md requires.
 type skewed struct {
-	e       *env
-	clock   *testclock.Clock // true time
-	key     string
-	last    time.Time // the owner's last sign of life (renewal, else lease end), in true time
+	e     *env
+	clock *testclock.Clock // true time
+	key   string
+	last  time.Time // the owner's last sign of life (renewal, else lease end), in true time
 
 	mu      sync.Mutex
 	charges int // charges the provider made
