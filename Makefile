@@ -156,16 +156,20 @@ bench:
 	  -out build/bench/RESULTS.md -chart build/bench/latency.png
 
 ## bench-results: make bench, then its results replace the tracked dev/bench/RESULTS.md and latency.png
-## (commit them with the machine and load the run saw)
+## (and soak.png after make bench-managed; commit them with the machine and load the run saw)
 bench-results: bench
 	cp build/bench/RESULTS.md dev/bench/RESULTS.md
 	cp build/bench/latency.png dev/bench/latency.png
+	if test -f build/bench/soak.png; then cp build/bench/soak.png dev/bench/soak.png; fi
 
 ## bench-managed: one Lambda Managed Instances process (64 concurrent invocations, 5 ms per
 ## DynamoDB call: latency against bare, calls, CPU, renewals) and a 10-minute soak (heap and
-## goroutines) -> its section of bench/RESULTS.md and bench/soak.png (a short soak runs in make test)
+## goroutines) -> its section of build/bench/RESULTS.md (started from the tracked one if make bench
+## has not run) and build/bench/soak.png; nothing tracked changes (a short soak runs in make test)
 bench-managed:
-	cd dev/bench && $(GO) run ./cmd/managed -out RESULTS.md -chart soak.png
+	@mkdir -p build/bench
+	test -f build/bench/RESULTS.md || cp dev/bench/RESULTS.md build/bench/RESULTS.md
+	cd dev/bench && $(GO) run ./cmd/managed -out ../../build/bench/RESULTS.md -chart ../../build/bench/soak.png
 
 ## chaos: the long randomized fault-injection run (~20 min on a shared 2-core machine; a bounded run is part of make test)
 chaos:

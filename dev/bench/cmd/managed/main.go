@@ -1,5 +1,6 @@
 // Command managed measures lambdaidem as one Lambda Managed Instances
-// process runs it, and writes its section of bench/RESULTS.md:
+// process runs it, and writes its section of a results file (make
+// bench-managed: build/bench/RESULTS.md; make bench-results publishes it):
 //
 //  1. bench: 64 concurrent invocations in one process, 5 ms added to every
 //     DynamoDB call: latency p50/p99 of a bare handler, optimistic and
@@ -12,10 +13,11 @@
 //
 // The DynamoDB endpoint (minidyn behind the ddbtest module's fidelity proxy)
 // runs in a child process, so that the CPU and the heap measured are the
-// Lambda process's alone. Run it in the bench module (make bench-managed):
+// Lambda process's alone. Run it in the bench module (make bench-managed
+// runs the first form):
 //
-//	cd dev/bench && go run ./cmd/managed -out RESULTS.md -chart soak.png
-//	cd dev/bench && go run ./cmd/managed -skip soak -out RESULTS.md # the bench part; the last soak is kept
+//	cd dev/bench && go run ./cmd/managed -out ../../build/bench/RESULTS.md -chart ../../build/bench/soak.png
+//	cd dev/bench && go run ./cmd/managed -skip soak -out ../../build/bench/RESULTS.md # the bench part; the last soak is kept
 //
 // Everything listens on 127.0.0.1 and every loop is bounded.
 package main
