@@ -68,12 +68,25 @@ func spec() lambdaidem.Spec[Payment, Receipt] {
 	}
 }
 
+// standardLambda is the environment standard Lambda gives a function ("Defined
+// runtime environment variables", Lambda developer guide): RenewAuto then
+// starts no renewer, as in the functions the figures describe. The
+// "-renewing" rows measure the renewer (Lambda Managed Instances,
+// containers).
+func standardLambda(name string) string {
+	if name == "AWS_LAMBDA_INITIALIZATION_TYPE" {
+		return "on-demand"
+	}
+	return ""
+}
+
 func wrapped(b *testing.B, mode lambdaidem.Mode, cacheSize int, optFns ...func(*lambdaidem.Options)) (func(context.Context, Payment) (Receipt, error), *memstore.Store) {
 	b.Helper()
 	store := memstore.New()
 	g, err := lambdaidem.New(store, append([]func(*lambdaidem.Options){func(o *lambdaidem.Options) {
 		o.Mode = mode
 		o.CacheSize = cacheSize
+		o.Getenv = standardLambda
 	}}, optFns...)...)
 	if err != nil {
 		b.Fatal(err)
@@ -118,9 +131,15 @@ func BenchmarkBare(b *testing.B) {
 // it costs.
 func uncompressed(o *lambdaidem.Options) { o.NoCompression = true }
 
+// renewing starts a renewer for every attempt, as RenewAuto does on Lambda
+// Managed Instances and in containers.
+func renewing(o *lambdaidem.Options) { o.Renew = lambdaidem.RenewAlways }
+
 // BenchmarkFirst is a first request: key, fingerprint, claim (claim-first
 // only), handler, staging, outcome encoding (and compression) and commit.
-// The "uncompressed" rows are claim-first with NoCompression.
+// The "uncompressed" rows are claim-first with NoCompression, the "renewing"
+// rows claim-first with a renewer (which does no store call: the handler
+// ends long before a renewal is due).
 func BenchmarkFirst(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -130,6 +149,7 @@ func BenchmarkFirst(b *testing.B) {
 		{lambdaidem.ClaimFirst.String(), lambdaidem.ClaimFirst, nil},
 		{lambdaidem.Optimistic.String(), lambdaidem.Optimistic, nil},
 		{lambdaidem.ClaimFirst.String() + "-uncompressed", lambdaidem.ClaimFirst, []func(*lambdaidem.Options){uncompressed}},
+		{lambdaidem.ClaimFirst.String() + "-renewing", lambdaidem.ClaimFirst, []func(*lambdaidem.Options){renewing}},
 	} {
 		mode := c.mode
 		for _, sz := range sizes() {

@@ -155,7 +155,7 @@ func (rep *report) targets() []target {
 		us := (first.nsPerOp - bare.nsPerOp) / 1000
 		x := us * 1000 / call.nsPerOp
 		var others []string
-		for _, name := range []string{"First/optimistic/1KB", "Replay/store/1KB", "Replay/cache/1KB"} {
+		for _, name := range []string{"First/optimistic/1KB", "First/claim-first-renewing/1KB", "Replay/store/1KB", "Replay/cache/1KB"} {
 			if m, ok := rep.micro1(name); ok {
 				others = append(others, fmt.Sprintf("%s %.2f×, %.0f allocs", strings.TrimSuffix(name, "/1KB"), (m.nsPerOp-bare.nsPerOp)/call.nsPerOp, m.allocsPerOp))
 			}
