@@ -686,13 +686,7 @@ func (o *op[Out]) encode(ctx context.Context, out Out, err error) ([]byte, error
 		data = o.g.zip.compress(data)
 	}
 	if s := o.g.opts.Sealer; s != nil {
-		// On the finish context, as the commit that follows: a handler that
-		// returned past its deadline (Managed Instances run on) still has
-		// its outcome sealed when the Sealer needs a new data key.
-		fctx, cancel := o.finishContext(ctx)
-		data, encErr = s.Seal(fctx, o.key, data)
-		cancel()
-		if encErr != nil {
+		if data, encErr = o.seal(ctx, s, data); encErr != nil {
 			return nil, fmt.Errorf("lambdaidem: seal outcome: %w", encErr)
 		}
 	}
@@ -701,6 +695,41 @@ func (o *op[Out]) encode(ctx context.Context, out Out, err error) ([]byte, error
 	}
 	return data, nil
 }
+
+// seal seals an encoded outcome on the finish context, as the commit that
+// follows: a handler that returned past its deadline (Managed Instances run
+// on) still has its outcome sealed when the Sealer needs a new data key. A
+// key service that is unavailable for now (throttled, an internal error:
+// a [*KeyServiceError] that is not Permanent) is asked again, with backoff,
+// until the finish context ends: a seal that fails loses a known outcome
+// (the staged writes are released and run again; after BeginExternal the
+// record becomes UNKNOWN for a reconciler). A refusal is not retried.
+func (o *op[Out]) seal(ctx context.Context, s Sealer, data []byte) ([]byte, error) {
+	fctx, cancel := o.finishContext(ctx)
+	defer cancel()
+	backoff := sealBackoff
+	for {
+		sealed, err := s.Seal(fctx, o.key, data)
+		var kse *KeyServiceError
+		if err == nil || !errors.As(err, &kse) || kse.Permanent {
+			return sealed, err
+		}
+		o.log(ctx, slog.LevelWarn, "key service unavailable while sealing the outcome; retrying until FinishTimeout",
+			slog.String("kms_key", kse.Key), slog.String("action", kse.Action), slog.Any("error", err))
+		t := time.NewTimer(backoff)
+		select {
+		case <-fctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// sealBackoff is the first wait before sealing again after a key service
+// that was unavailable for now; it doubles up to a second.
+const sealBackoff = 50 * time.Millisecond
 
 // decode opens and decodes a stored outcome. It opens on the finish
 // context: a duplicate whose invocation is past its deadline still answers

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -342,5 +343,64 @@ func TestComparingAFingerprintOfARecordInProgressIsNotAStoredOutcome(t *testing.
 				t.Fatalf("fail %v: %q speaks of a stored outcome, or not of the fingerprint it could not compare", c.fail, text)
 			}
 		}
+	}
+}
+
+// A key service unavailable for a moment when the outcome is sealed (KMS
+// throttling GenerateDataKey when a cold Sealer, or one past MaxKeyAge,
+// needs a data key) does not lose a known outcome: the seal is asked again,
+// with backoff, until FinishTimeout, and after BeginExternal the record is
+// COMPLETED, not UNKNOWN for a reconciler. A refusal is not retried: the
+// record is UNKNOWN at once and the error names the key service.
+func TestSealRetriesAKeyServiceUnavailableForNow(t *testing.T) {
+	cases := []struct {
+		name      string
+		fail      error
+		times     int
+		want      lambdaidem.Status
+		wantCalls int
+	}{
+		{"throttled three times", sealtest.Throttled("kms:GenerateDataKey"), 3, lambdaidem.StatusCompleted, 4},
+		{"denied", sealtest.Denied("kms:GenerateDataKey"), 3, lambdaidem.StatusUnknown, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			keys := sealtest.New()
+			store := memstore.New()
+			g := sealedGuard(t, store, keys, nil)
+			var before int
+			// No fingerprint, so nothing is keyed before the claim: the
+			// first data key this cold Sealer needs is the outcome's.
+			call := lambdaidem.Call[string]{Operation: "Charge", Key: "c-1"}
+			out, err := lambdaidem.Do(context.Background(), g, call, func(ctx context.Context) (string, error) {
+				a, _ := lambdaidem.AttemptFrom(ctx)
+				if err := a.BeginExternal(ctx); err != nil {
+					return "", err
+				}
+				before = keys.Calls(sealtest.GenerateDataKey)
+				keys.FailNext(sealtest.GenerateDataKey, c.times, c.fail)
+				return "charged", nil
+			})
+			var got []lambdaidem.Status
+			for _, r := range store.Records() {
+				got = append(got, r.Status)
+			}
+			if len(got) != 1 || got[0] != c.want {
+				t.Fatalf("records %v after Do = %q, %v; want one %s", got, out, err, c.want)
+			}
+			if calls := keys.Calls(sealtest.GenerateDataKey) - before; calls != c.wantCalls {
+				t.Errorf("GenerateDataKey called %d times while sealing; want %d", calls, c.wantCalls)
+			}
+			switch c.want {
+			case lambdaidem.StatusCompleted:
+				if err != nil || out != "charged" {
+					t.Errorf("Do = %q, %v; want the outcome", out, err)
+				}
+			default:
+				if !strings.Contains(fmt.Sprint(err), "kms:GenerateDataKey") {
+					t.Errorf("Do error %v; want it to name the refused key service call", err)
+				}
+			}
+		})
 	}
 }

@@ -45,6 +45,7 @@ type KeyService struct {
 	mu    sync.Mutex
 	calls map[string]int
 	fails map[string]error
+	next  map[string][]error // FailNext: the errors of the next calls, in order
 }
 
 var _ seal.KeyService = (*KeyService)(nil)
@@ -56,7 +57,7 @@ func New() *KeyService {
 	_, _ = rand.Read(k) // crypto/rand.Read never fails
 	block, _ := aes.NewCipher(k)
 	aead, _ := cipher.NewGCM(block)
-	return &KeyService{master: aead, calls: map[string]int{}, fails: map[string]error{}}
+	return &KeyService{master: aead, calls: map[string]int{}, fails: map[string]error{}, next: map[string][]error{}}
 }
 
 // Calls returns how many times op (GenerateDataKey or Decrypt) was called,
@@ -73,6 +74,17 @@ func (k *KeyService) Fail(op string, err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.fails[op] = err
+}
+
+// FailNext makes the next n calls of op (GenerateDataKey or Decrypt) fail
+// with err, before any error Fail set; later calls succeed again (or fail
+// as Fail says).
+func (k *KeyService) FailNext(op string, n int, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for range n {
+		k.next[op] = append(k.next[op], err)
+	}
 }
 
 // Throttled is the error of a key service that is throttling its caller
@@ -94,6 +106,10 @@ func (k *KeyService) begin(ctx context.Context, op string) error {
 	k.calls[op]++
 	if err := ctx.Err(); err != nil {
 		return &lambdaidem.KeyServiceError{Key: KeyID, Action: "kms:" + op, Err: err}
+	}
+	if next := k.next[op]; len(next) > 0 {
+		k.next[op] = next[1:]
+		return next[0]
 	}
 	return k.fails[op]
 }
