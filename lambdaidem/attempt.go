@@ -61,6 +61,14 @@ func (a *Attempt) Number() int { return a.number }
 // Such records are answered with [ErrOutcomeUnknown] until a reconcile
 // function resolves them.
 //
+// Make the effect's call under the handler's context, or wait for it
+// before the handler returns: the context ends when the handler returns,
+// and the record a handler leaves UNKNOWN may be reconciled at once, so a
+// call still in flight after the handler returned could land after a
+// reconcile's "not done" and repeat the effect (the assumption "a handler
+// that has returned has no call of its own still in flight",
+// docs/guarantees.md).
+//
 // It fails, and the handler must not start the effect, when the store
 // cannot be written, when the attempt's lease was lost or has lapsed
 // ([ErrLeaseLost]: a handler still running past its lease, as on Lambda

@@ -39,8 +39,14 @@ type Call[Out any] struct {
 	// tell yet) until the longest such call would have ended. The core never
 	// calls Reconcile while the owner of the record may still be running
 	// ([OwnerMayRun], [Judge]): for an owner that renews its lease, until
-	// its MaxRunTime after its last renewal (before any, after its lease
-	// end), as the record says whatever this Guard's options are.
+	// its MaxRunTime (plus its LeaseMargin) after its last renewal (before
+	// any, after its lease end), as the record says whatever this Guard's
+	// options are. A record left UNKNOWN by an owner that never renewed is
+	// reconciled at once: its handler returned, and a handler that has
+	// returned is assumed to have no call of its own still in flight (its
+	// context ends when it returns, cancelling a call made under it; a call
+	// that ignores its context, or runs under another, must be awaited
+	// before the handler returns; see docs/guarantees.md).
 	Reconcile func(context.Context, Unknown) (Out, bool, error)
 }
 
@@ -286,7 +292,7 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 			panic(p)
 		}
 	}()
-	out, err = o.fn(withAttempt(hctx, a))
+	out, err = o.invoke(hctx, a)
 	returned = true
 	rn.stop()
 	effects, external := a.close()
@@ -319,12 +325,26 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 	return zero, o.conflict(ctx, ErrLeaseLost, cur)
 }
 
+// invoke runs the handler as attempt a in a context of its own, derived
+// from ctx, which ends when the handler returns (normally, by a panic or by
+// runtime.Goexit), as net/http cancels a request's context when ServeHTTP
+// returns: a call the handler left running under it is cancelled. Every
+// path that runs the handler runs it here. It is what the assumption "a
+// handler that has returned has no call of its own still in flight"
+// (docs/guarantees.md) asks of the library: the record a returned handler
+// leaves UNKNOWN may be reconciled at once. The caller's ctx does not end.
+func (o *op[Out]) invoke(ctx context.Context, a *Attempt) (Out, error) {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return o.fn(withAttempt(hctx, a))
+}
+
 func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 	var zero Out
 	opts := &o.g.opts
 	a := &Attempt{operationKey: operationKey(o.key), number: 1, mode: Optimistic}
 	defer a.close() // on a panic: later stages fail loudly; there is no claim to release
-	out, err := o.fn(withAttempt(ctx, a))
+	out, err := o.invoke(ctx, a)
 	effects, _ := a.close()
 	if err != nil && !isTerminal(err) {
 		return out, err
@@ -611,7 +631,7 @@ func (o *op[Out]) failOpen(ctx context.Context, cause error) (Out, error) {
 	o.log(ctx, slog.LevelWarn, "store unavailable; running without idempotency (FailOpen)", slog.Any("error", cause))
 	o.failedOpen(ctx, cause)
 	a := &Attempt{operationKey: operationKey(o.key), number: 0, mode: o.g.opts.Mode}
-	out, err := o.fn(withAttempt(ctx, a))
+	out, err := o.invoke(ctx, a)
 	if effects, _ := a.close(); len(effects) > 0 {
 		return zero, &StoreError{Op: "claim", Key: o.key, Err: fmt.Errorf("staged effects cannot be committed while failing open: %w", cause)}
 	}

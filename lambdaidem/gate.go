@@ -53,11 +53,14 @@ import (
 // before its lease end. That is the one assumption the renewing case
 // needs: an owner silent for MaxRunTime has stopped. An INPROGRESS record
 // is held ([OwnerMayRun]) while now is not past its hold. An UNKNOWN
-// record was written by its owner when its handler returned; what may
-// still land is a call the handler left running, which only a process the
-// platform keeps running allows: an UNKNOWN record whose owner renewed
-// (it ran where nothing stops it) is held until its hold, one whose owner
-// never renewed is not held.
+// record was written by its owner when its handler returned, and on every
+// platform a handler that has returned has no call of its own still in
+// flight (the one assumption every platform needs, docs/guarantees.md; the
+// context the handler ran in has ended, so a call it left under that
+// context is cancelled): an UNKNOWN record whose owner never renewed is
+// not held, whether the owner renews or not; one with a renewal on record
+// is held until its hold, as [Call] promises for Reconcile (never while
+// the owner renewed less than its MaxRunTime ago).
 //
 // # Actions
 //

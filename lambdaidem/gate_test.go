@@ -44,7 +44,15 @@ func TestJudge(t *testing.T) {
 		{"external, lapsed, past an old expiration, held (defect 2)", running(lambdaidem.Record{External: true, Renews: true, LeaseUntil: ago(time.Second), RenewedAt: ago(12 * time.Second), HoldUntil: in(9 * time.Minute), ExpiresAt: ago(time.Second)}), lambdaidem.VerdictHeld},
 		{"external, past an old expiration, not held: never expires", running(lambdaidem.Record{External: true, LeaseUntil: ago(time.Hour), HoldUntil: ago(time.Hour), ExpiresAt: ago(time.Minute)}), lambdaidem.VerdictReconcile},
 
-		{"unknown, owner never renewed", running(lambdaidem.Record{Status: lambdaidem.StatusUnknown, LeaseUntil: in(time.Minute), HoldUntil: in(time.Minute)}), lambdaidem.VerdictReconcile},
+		// An UNKNOWN record is written when its owner's handler returned,
+		// and a handler that has returned has no call of its own in flight
+		// (docs/guarantees.md; its context ends: TestAttemptContextEndsWhenTheHandlerReturns),
+		// so it is held only with a renewal on record (defect 3), not for
+		// the hold a renewing owner wrote at claim (model finding F3, by
+		// decision: that would make every UNKNOWN record in a container or
+		// on Managed Instances wait MaxRunTime for its reconcile).
+		{"unknown, owner does not renew", running(lambdaidem.Record{Status: lambdaidem.StatusUnknown, LeaseUntil: in(time.Minute), HoldUntil: in(time.Minute)}), lambdaidem.VerdictReconcile},
+		{"unknown, owner renews but never renewed, within its claim's hold: not held (F3)", running(lambdaidem.Record{Status: lambdaidem.StatusUnknown, Renews: true, LeaseUntil: in(time.Minute), HoldUntil: in(time.Minute + window)}), lambdaidem.VerdictReconcile},
 		{"unknown, renewed within its hold (defect 3)", running(lambdaidem.Record{Status: lambdaidem.StatusUnknown, Renews: true, LeaseUntil: in(time.Second), RenewedAt: ago(time.Minute), HoldUntil: in(9 * time.Minute)}), lambdaidem.VerdictHeld},
 		{"unknown, renewed long ago", running(lambdaidem.Record{Status: lambdaidem.StatusUnknown, Renews: true, LeaseUntil: ago(time.Hour), RenewedAt: ago(time.Hour), HoldUntil: ago(50 * time.Minute)}), lambdaidem.VerdictReconcile},
 		{"unknown with an old expiration, passed: never expires (defect 7)", running(lambdaidem.Record{Status: lambdaidem.StatusUnknown, LeaseUntil: ago(time.Hour), ExpiresAt: ago(time.Minute)}), lambdaidem.VerdictReconcile},
@@ -54,6 +62,7 @@ func TestJudge(t *testing.T) {
 		{"legacy in progress, lapsed, never renewed, within the window of its lease end", running(lambdaidem.Record{LeaseUntil: ago(time.Minute), ExpiresAt: in(time.Hour)}), lambdaidem.VerdictHeld},
 		{"legacy in progress, lapsed past the window", running(lambdaidem.Record{LeaseUntil: ago(11 * time.Minute), ExpiresAt: in(time.Hour)}), lambdaidem.VerdictTakeOver},
 		{"legacy external, renewed 12 s ago, past its expiration", running(lambdaidem.Record{External: true, LeaseUntil: ago(time.Second), RenewedAt: ago(12 * time.Second), ExpiresAt: ago(time.Second)}), lambdaidem.VerdictHeld},
+		{"legacy unknown, never renewed, within the window of its lease end", running(lambdaidem.Record{Status: lambdaidem.StatusUnknown, LeaseUntil: ago(time.Minute), ExpiresAt: in(time.Hour)}), lambdaidem.VerdictReconcile},
 		{"legacy unknown, renewed within the window", running(lambdaidem.Record{Status: lambdaidem.StatusUnknown, LeaseUntil: ago(time.Minute), RenewedAt: ago(2 * time.Minute), ExpiresAt: in(time.Hour)}), lambdaidem.VerdictHeld},
 		{"legacy unknown, renewed before the window, expired", running(lambdaidem.Record{Status: lambdaidem.StatusUnknown, LeaseUntil: ago(time.Hour), RenewedAt: ago(time.Hour), ExpiresAt: ago(time.Minute)}), lambdaidem.VerdictReconcile},
 
