@@ -274,8 +274,6 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 		return nil
 	}
 	o.hook(ctx, opts.Hooks.OnClaim, rec)
-	var hctx context.Context
-	hctx, rn = o.renew(ctx, rec, token)
 	returned := false
 	defer func() {
 		if returned {
@@ -292,7 +290,9 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 			panic(p)
 		}
 	}()
-	out, err = o.invoke(hctx, a)
+	out, err = o.invoke(ctx, a, func(hctx context.Context, end context.CancelCauseFunc) {
+		rn = o.renew(hctx, end, rec, token)
+	})
 	returned = true
 	rn.stop()
 	effects, external := a.close()
@@ -325,17 +325,23 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 	return zero, o.conflict(ctx, ErrLeaseLost, cur)
 }
 
-// invoke runs the handler as attempt a in a context of its own, derived
-// from ctx, which ends when the handler returns (normally, by a panic or by
-// runtime.Goexit), as net/http cancels a request's context when ServeHTTP
-// returns: a call the handler left running under it is cancelled. Every
-// path that runs the handler runs it here. It is what the assumption "a
-// handler that has returned has no call of its own still in flight"
-// (docs/guarantees.md) asks of the library: the record a returned handler
-// leaves UNKNOWN may be reconciled at once. The caller's ctx does not end.
-func (o *op[Out]) invoke(ctx context.Context, a *Attempt) (Out, error) {
-	hctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// invoke runs the handler as attempt a in the attempt's context: a context
+// of its own, derived from ctx, which ends when the handler returns
+// (normally, by a panic or by runtime.Goexit), as net/http cancels a
+// request's context when ServeHTTP returns, so a call the handler left
+// running under it is cancelled. Every path that runs the handler runs it
+// here. It is what the assumption "a handler that has returned has no call
+// of its own still in flight" (docs/guarantees.md) asks of the library:
+// the record a returned handler leaves UNKNOWN may be reconciled at once.
+// The caller's ctx does not end. start, if set, is called with the
+// attempt's context and the function that ends it (with a cause) before
+// the handler runs: the renewer ends it early when the lease is lost.
+func (o *op[Out]) invoke(ctx context.Context, a *Attempt, start func(context.Context, context.CancelCauseFunc)) (Out, error) {
+	hctx, end := context.WithCancelCause(ctx)
+	defer end(nil)
+	if start != nil {
+		start(hctx, end)
+	}
 	return o.fn(withAttempt(hctx, a))
 }
 
@@ -344,7 +350,7 @@ func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 	opts := &o.g.opts
 	a := &Attempt{operationKey: operationKey(o.key), number: 1, mode: Optimistic}
 	defer a.close() // on a panic: later stages fail loudly; there is no claim to release
-	out, err := o.invoke(ctx, a)
+	out, err := o.invoke(ctx, a, nil)
 	effects, _ := a.close()
 	if err != nil && !isTerminal(err) {
 		return out, err
@@ -631,7 +637,7 @@ func (o *op[Out]) failOpen(ctx context.Context, cause error) (Out, error) {
 	o.log(ctx, slog.LevelWarn, "store unavailable; running without idempotency (FailOpen)", slog.Any("error", cause))
 	o.failedOpen(ctx, cause)
 	a := &Attempt{operationKey: operationKey(o.key), number: 0, mode: o.g.opts.Mode}
-	out, err := o.invoke(ctx, a)
+	out, err := o.invoke(ctx, a, nil)
 	if effects, _ := a.close(); len(effects) > 0 {
 		return zero, &StoreError{Op: "claim", Key: o.key, Err: fmt.Errorf("staged effects cannot be committed while failing open: %w", cause)}
 	}

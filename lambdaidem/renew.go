@@ -124,28 +124,28 @@ func (r *renewer) markedExternal() {
 }
 
 // renew starts renewing the lease of the attempt that owns rec with token,
-// when the Guard renews. It returns the context the handler runs in and
-// the renewer, nil when there is none.
-func (o *op[Out]) renew(ctx context.Context, rec Record, token string) (context.Context, *renewer) {
+// when the Guard renews. actx is the attempt's context (see op.invoke) and
+// cancel ends it, with the cause the lease was lost for. It returns the
+// renewer, nil when there is none.
+func (o *op[Out]) renew(actx context.Context, cancel context.CancelCauseFunc, rec Record, token string) *renewer {
 	opts := &o.g.opts
 	if opts.Renew != RenewAlways {
-		return ctx, nil
+		return nil
 	}
 	start := opts.Now()
 	lease := rec.LeaseUntil.Sub(start)
 	if lease <= 0 {
-		return ctx, nil // nothing left to keep alive; the commit is fenced anyway
+		return nil // nothing left to keep alive; the commit is fenced anyway
 	}
-	actx, cancel := context.WithCancelCause(ctx)
 	// Renewals outlive the invocation's deadline: that is what they are for.
-	rctx, abort := context.WithCancel(context.WithoutCancel(ctx))
+	rctx, abort := context.WithCancel(context.WithoutCancel(actx))
 	r := &renewer{stopped: make(chan struct{}), done: make(chan struct{}), abort: abort, cancel: cancel}
 	r.until.Store(rec.LeaseUntil.UnixNano())
 	go func() {
 		defer close(r.done)
 		o.keepAlive(rctx, r, Fence{Key: o.key, Token: token}, start, lease, rec.LeaseUntil, rec.ExpiresAt)
 	}()
-	return actx, r
+	return r
 }
 
 // stop ends the renewal, waits for its goroutine, and releases the
