@@ -143,6 +143,7 @@ type expressions struct {
 	claim, claimUnvalidated, replace, commit, optimisticCommit expression
 	release, markExternal, markUnknown, renew, renewExternal   expression
 	unchanged, currentRecords                                  expression
+	statusRecords, currentStatusRecords                        expression
 }
 
 // newExpressions binds the expressions to the attribute names of o.
@@ -156,18 +157,20 @@ func newExpressions(o *Options) expressions {
 		return expression{cond: cond, update: update, names: names}
 	}
 	return expressions{
-		claim:            x(claimCondition, claimUpdate),
-		claimUnvalidated: x(claimCondition, claimUpdateUnvalidated),
-		replace:          x(replaceCondition, ""),
-		commit:           x(fenceCondition, ""),
-		optimisticCommit: x(optimisticCommitCondition, ""),
-		release:          x(fenceCondition, ""),
-		markExternal:     x(runningCondition, markExternalUpdate),
-		markUnknown:      x(runningCondition, markUnknownUpdate),
-		renew:            x(renewUnmarkedCondition, renewUpdate),
-		renewExternal:    x(renewCondition, renewExternalUpdate),
-		unchanged:        x(UnchangedCondition, ""),
-		currentRecords:   x(CurrentRecordsFilter, ""),
+		claim:                x(claimCondition, claimUpdate),
+		claimUnvalidated:     x(claimCondition, claimUpdateUnvalidated),
+		replace:              x(replaceCondition, ""),
+		commit:               x(fenceCondition, ""),
+		optimisticCommit:     x(optimisticCommitCondition, ""),
+		release:              x(fenceCondition, ""),
+		markExternal:         x(runningCondition, markExternalUpdate),
+		markUnknown:          x(runningCondition, markUnknownUpdate),
+		renew:                x(renewUnmarkedCondition, renewUpdate),
+		renewExternal:        x(renewCondition, renewExternalUpdate),
+		unchanged:            x(UnchangedCondition, ""),
+		currentRecords:       x(CurrentRecordsFilter, ""),
+		statusRecords:        x(statusFilter, ""),
+		currentStatusRecords: x(currentStatusFilter, ""),
 	}
 }
 

@@ -82,6 +82,8 @@ func namedExpressions(x expressions) []struct {
 		{"renew an external record (UpdateItem)", x.renewExternal},
 		{"Records: resolve, forget (PutItem, DeleteItem)", x.unchanged},
 		{"Records: scan filter", x.currentRecords},
+		{"Records: scan filter, one status", x.statusRecords},
+		{"Records: scan filter, one status, shared table", x.currentStatusRecords},
 	}
 }
 
@@ -120,6 +122,19 @@ func TestRequestPlaceholders(t *testing.T) {
 		return request{name, aws.ToString(in.ConditionExpression), "", in.ExpressionAttributeNames, in.ExpressionAttributeValues}
 	}
 	release := s.releaseInput(fence)
+	scan := func(name string, in *dynamodb.ScanInput) request {
+		return request{name, aws.ToString(in.FilterExpression), "", in.ExpressionAttributeNames, in.ExpressionAttributeValues}
+	}
+	r, err := NewRecords(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "t", func(o *Options) {
+		o.SortKeyAttr, o.SortKeyValue = "sk", "IDEMPOTENCY"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unshared, err := NewRecords(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range []request{
 		update("claim", s.claimInput(claim)),
 		update("claim without a fingerprint", s.claimInput(unvalidated)),
@@ -132,7 +147,9 @@ func TestRequestPlaceholders(t *testing.T) {
 		update("renew", s.renewInput(lambdaidem.Renewal{Key: "ns#k", Token: "tok", Now: now, LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour), HoldUntil: now.Add(time.Hour)})),
 		update("renew external", s.renewInput(lambdaidem.Renewal{Key: "ns#k", Token: "tok", Now: now, LeaseUntil: now.Add(time.Minute), HoldUntil: now.Add(time.Hour), External: true})),
 		{"Records: unchanged", UnchangedCondition, "", s.x.unchanged.names, unchangedValues(rec)},
-		{"Records: scan filter", CurrentRecordsFilter, "", s.x.currentRecords.names, map[string]types.AttributeValue{":sk": str("IDEMPOTENCY")}},
+		scan("Records: scan filter", r.scanInput(0, 1, ScanOptions{})),
+		scan("Records: scan filter, one status, shared table", r.scanInput(0, 1, ScanOptions{Status: lambdaidem.StatusUnknown})),
+		scan("Records: scan filter, one status", unshared.scanInput(0, 1, ScanOptions{Status: lambdaidem.StatusUnknown})),
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			checkPlaceholders(t, r.cond+" "+r.update, r.names, r.values)

@@ -66,7 +66,7 @@ type RecordsClient interface {
 //
 //	Check    DescribeTable  the table exists and has the key schema the options say
 //	Read     GetItem        strongly consistent
-//	Scan     Scan           parallel segments, strongly consistent pages
+//	Scan     Scan           parallel segments, strongly consistent pages; one status filtered by DynamoDB
 //	Resolve  PutItem        the completed record (done), fenced on the read
 //	         DeleteItem     the record (not done: released, a retry runs again), fenced on the read
 //	Forget   DeleteItem     any record not held, fenced on the read
@@ -189,6 +189,12 @@ type ScanOptions struct {
 	// options can read, with its key attribute and the decoding error.
 	// Default: such items are skipped. Calls are serialized with fn's.
 	Malformed func(key string, err error)
+	// Status, if set, keeps only the records of that status (for instance
+	// lambdaidem.StatusUnknown: the records that need a person), with a
+	// filter expression DynamoDB applies to each page: fewer items come
+	// back, but the scan still reads, and is charged for, every item of
+	// the table. Default "": every status.
+	Status lambdaidem.Status
 }
 
 // ScanProgress is the running total of a scan.
@@ -212,6 +218,11 @@ func (r *Records) Scan(ctx context.Context, o ScanOptions, fn func(lambdaidem.Re
 	}
 	if o.PageSize < 0 {
 		return fmt.Errorf("dynamostore: negative scan page size %d", o.PageSize)
+	}
+	switch o.Status {
+	case "", lambdaidem.StatusInProgress, lambdaidem.StatusCompleted, lambdaidem.StatusUnknown:
+	default:
+		return fmt.Errorf("dynamostore: scan for status %q: want %s, %s or %s", o.Status, lambdaidem.StatusInProgress, lambdaidem.StatusCompleted, lambdaidem.StatusUnknown)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -262,7 +273,7 @@ func (r *Records) Scan(ctx context.Context, o ScanOptions, fn func(lambdaidem.Re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := r.scanSegment(ctx, seg, segments, o.PageSize, deliver); err != nil {
+			if err := r.scanSegment(ctx, r.scanInput(seg, segments, o), deliver); err != nil {
 				cancel(err)
 			}
 		}()
@@ -274,20 +285,43 @@ func (r *Records) Scan(ctx context.Context, o ScanOptions, fn func(lambdaidem.Re
 	return ctx.Err()
 }
 
-func (r *Records) scanSegment(ctx context.Context, seg, segments int, pageSize int32,
-	deliver func([]map[string]types.AttributeValue, bool) error) error {
+// scanInput is the first Scan request of segment seg of segments: a
+// strongly consistent read, filtered to the records' items of a shared
+// table (CurrentRecordsFilter) and to o.Status (statusFilter).
+func (r *Records) scanInput(seg, segments int, o ScanOptions) *dynamodb.ScanInput {
 	in := &dynamodb.ScanInput{TableName: aws.String(r.table), ConsistentRead: aws.Bool(true)}
 	if segments > 1 {
 		in.Segment, in.TotalSegments = aws.Int32(int32(seg)), aws.Int32(int32(segments))
 	}
-	if pageSize > 0 {
-		in.Limit = aws.Int32(pageSize)
+	if o.PageSize > 0 {
+		in.Limit = aws.Int32(o.PageSize)
+	}
+	values := map[string]types.AttributeValue{}
+	var filter expression
+	switch shared := r.opts.SortKeyAttr != ""; {
+	case shared && o.Status != "":
+		filter = r.x.currentStatusRecords
+	case shared:
+		filter = r.x.currentRecords
+	case o.Status != "":
+		filter = r.x.statusRecords
+	default:
+		return in
 	}
 	if r.opts.SortKeyAttr != "" {
-		in.FilterExpression = aws.String(r.x.currentRecords.cond)
-		in.ExpressionAttributeNames = r.x.currentRecords.names
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":sk": str(r.opts.SortKeyValue)}
+		values[":sk"] = str(r.opts.SortKeyValue)
 	}
+	if o.Status != "" {
+		values[":status"] = str(string(o.Status))
+	}
+	in.FilterExpression = aws.String(filter.cond)
+	in.ExpressionAttributeNames = filter.names
+	in.ExpressionAttributeValues = values
+	return in
+}
+
+func (r *Records) scanSegment(ctx context.Context, in *dynamodb.ScanInput,
+	deliver func([]map[string]types.AttributeValue, bool) error) error {
 	for {
 		out, err := r.client.Scan(ctx, in)
 		if err != nil {

@@ -29,6 +29,13 @@ const (
 	// items (a single-table design with a sort key), the items that carry
 	// the records' static sort key value.
 	CurrentRecordsFilter = "#sk = :sk"
+
+	// statusFilter keeps, in a scan ([ScanOptions].Status), the records of
+	// one status; with a sort key, currentStatusFilter also keeps only
+	// the records' items. DynamoDB applies a filter after it reads each
+	// page: it sends fewer items, but reads (and charges for) every one.
+	statusFilter        = "#status = :status"
+	currentStatusFilter = CurrentRecordsFilter + " AND " + statusFilter
 )
 
 // unchangedValues are the values UnchangedCondition compares with: those

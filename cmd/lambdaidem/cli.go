@@ -114,7 +114,7 @@ const usage = `usage: lambdaidem <command> [flags] [args]
 Commands:
   key      print the record key of a client's idempotency key (no AWS call)
   show     print one record: state, times, lease, external mark, fingerprint, outcome (redacted)
-  list     list records, filtered by status, stuck, age
+  list     list records, filtered by status, stuck, age; --emf: the oldest UNKNOWN record's age as a metric
   resolve  settle an UNKNOWN record as done (with its outcome) or not done (released)
   forget   delete a record, after confirmation
 

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,4 +280,113 @@ func TestSettlingAHeldRecordIsRefused(t *testing.T) {
 	w.cli(t, "", "resolve", "--not-done", key).expect(t, exitHeld, "", "settle or forget it after")
 	w.cli(t, "", "forget", "--yes", key).expect(t, exitHeld, "", "is held")
 	w.cli(t, "", "resolve", "--not-done", "--force", key).expect(t, exitOK, "as not done: released", "may happen twice")
+}
+
+// scanSpy records the filter of every Scan the command sends.
+type scanSpy struct {
+	dynamostore.RecordsClient
+	mu      sync.Mutex
+	filters []string
+}
+
+func (c *scanSpy) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	c.mu.Lock()
+	c.filters = append(c.filters, aws.ToString(in.FilterExpression)+" "+fmt.Sprint(in.ExpressionAttributeValues[":status"]))
+	c.mu.Unlock()
+	return c.RecordsClient.Scan(ctx, in, optFns...)
+}
+
+// TestListEMFReportsTheOldestUnknown: list --emf prints one CloudWatch
+// embedded-metric-format line, UnknownAge = the age of the oldest UNKNOWN
+// record (emf.Metrics.WriteUnknownAge), under the Service the alarm
+// watches, for a scheduled job: the records nobody retries raise the alarm
+// too. Completed records, older still, do not count; an empty table writes
+// 0; DynamoDB filters the pages to UNKNOWN (statusFilter).
+func TestListEMFReportsTheOldestUnknown(t *testing.T) {
+	w := newWorld(t)
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	store, err := dynamostore.New(w.client, w.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(ago time.Duration) *lambdaidem.Guard {
+		g, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
+			o.Lease, o.Renew = time.Minute, lambdaidem.RenewNever
+			o.RetryHorizon = 24 * time.Hour
+			o.Now = func() time.Time { return now.Add(-ago) }
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	spy := &scanSpy{}
+	w.wrap = func(c dynamostore.RecordsClient) dynamostore.RecordsClient { spy.RecordsClient = c; return spy }
+	cli := func(args ...string) result {
+		e := w.env(map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": w.ep.URL})
+		e.now = func() time.Time { return now }
+		var out, errOut strings.Builder
+		code := run(context.Background(), args, streams{in: strings.NewReader(""), out: &out, err: &errOut}, e)
+		return result{code, out.String(), errOut.String()}
+	}
+	emfLine := func(r result) map[string]any {
+		t.Helper()
+		var v map[string]any
+		if ls := strings.Split(strings.TrimSpace(r.out), "\n"); len(ls) != 1 || json.Unmarshal([]byte(ls[0]), &v) != nil {
+			t.Fatalf("stdout is not one JSON line:\n%s", r.out)
+		}
+		return v
+	}
+
+	r := cli("list", "--emf", "--emf-service", "payments")
+	r.expect(t, exitOK, `"UnknownAge":0`, "0 records listed")
+	if v := emfLine(r); v["Service"] != "payments" {
+		t.Fatalf("EMF line %v; want Service payments", v)
+	}
+
+	if _, err := lambdaidem.Do(context.Background(), at(5*time.Hour), payCall("done-long-ago"), func(context.Context) (string, error) { return "ok", nil }); err != nil {
+		t.Fatal(err)
+	}
+	var oldest string
+	for _, ago := range []time.Duration{time.Hour, 3 * time.Hour, 10 * time.Minute} {
+		key := fmt.Sprintf("charge-%v", ago)
+		_, err := lambdaidem.Do(context.Background(), at(ago), payCall(key), func(ctx context.Context) (string, error) {
+			a, _ := lambdaidem.AttemptFrom(ctx)
+			if err := a.BeginExternal(ctx); err != nil {
+				return "", err
+			}
+			return "", errProviderTimeout
+		})
+		if !errors.Is(err, errProviderTimeout) {
+			t.Fatal(err)
+		}
+		if ago == 3*time.Hour {
+			oldest = recordKey(key)
+		}
+	}
+	spy.filters = nil
+	r = cli("list", "--emf", "--emf-service", "payments", "--emf-namespace", "Shop/Idempotency", "--segments", "3")
+	r.expect(t, exitOK, `"UnknownAge":10800`, "3 records listed\nthe oldest UNKNOWN record listed is 3h0m0s old: "+oldest+"\n")
+	v := emfLine(r)
+	cw := v["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
+	if cw["Namespace"] != "Shop/Idempotency" || v["Service"] != "payments" || v["Operation"] != "scan" {
+		t.Fatalf("EMF line %v; want namespace Shop/Idempotency, Service payments, Operation scan", v)
+	}
+	if len(spy.filters) != 3 {
+		t.Fatalf("%d scans; want one per segment", len(spy.filters))
+	}
+	for _, f := range spy.filters {
+		if !strings.HasPrefix(f, "#status = :status ") || !strings.Contains(f, "UNKNOWN") {
+			t.Fatalf("scan filter %q; want the UNKNOWN status filter", f)
+		}
+	}
+
+	r = cli("list", "--status", "UNKNOWN")
+	r.expect(t, exitOK, "3h0m0s", "the oldest UNKNOWN record listed is 3h0m0s old")
+	if strings.Contains(r.out, "COMPLETED") || strings.Count(r.out, "UNKNOWN") != 3 {
+		t.Fatalf("list --status UNKNOWN:\n%s", r.out)
+	}
+	cli("list", "--emf", "--status", "COMPLETED").expect(t, exitUsage, "", "--emf")
+	cli("list", "--emf", "--limit", "1").expect(t, exitUsage, "", "--emf")
+	cli("list", "--emf", "--emf-namespace", ":bad").expect(t, exitUsage, "", "--emf-namespace")
 }

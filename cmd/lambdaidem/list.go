@@ -11,6 +11,7 @@ import (
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/emf"
 )
 
 // errLimit stops a scan once --limit records are listed.
@@ -28,6 +29,9 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 	segments := fs.Int("segments", 4, "parallel scan segments")
 	limit := fs.Int("limit", 0, "stop after this many records (default: no limit)")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	asEMF := fs.Bool("emf", false, "print, instead of the records, one CloudWatch embedded-metric-format line with UnknownAge: the age of the oldest UNKNOWN record (0 when there is none), for a scheduled job to alarm on; lists UNKNOWN records only")
+	emfNamespace := fs.String("emf-namespace", "lambdaidem", "with --emf: the metrics namespace (emf.Options.Namespace of the functions)")
+	emfService := fs.String("emf-service", "lambdaidem", "with --emf: the Service dimension (emf.Options.Service of a function that uses the table; the alarm watches it)")
 	if _, err := parse(fs, args, ""); err != nil {
 		return err
 	}
@@ -45,6 +49,24 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 	}
 	if *segments < 1 || *limit < 0 || *olderThan < 0 {
 		return usagef("--segments must be at least 1; --limit and --older-than must not be negative")
+	}
+	var metrics *emf.Metrics
+	if *asEMF {
+		if *limit > 0 || *asJSON || len(want) > 1 || (len(want) == 1 && !want[lambdaidem.StatusUnknown]) {
+			return usagef("--emf reports the oldest UNKNOWN record of the whole table: it takes no --limit, --json or other --status")
+		}
+		want[lambdaidem.StatusUnknown] = true
+		m, err := emf.New(s.out, func(o *emf.Options) { o.Namespace, o.Service, o.Now = *emfNamespace, *emfService, e.now })
+		if err != nil {
+			return usagef("--emf-namespace, --emf-service: %v", err)
+		}
+		metrics = m
+	}
+	scan := dynamostore.ScanOptions{Segments: *segments}
+	if len(want) == 1 {
+		for st := range want {
+			scan.Status = st // DynamoDB filters the pages
+		}
 	}
 	r, err := t.open(ctx, e)
 	if err != nil {
@@ -65,35 +87,39 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 		return true
 	}
 	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
-	if !*asJSON {
+	if !*asJSON && !*asEMF {
 		fmt.Fprintln(tw, "STATUS\tAGE\tATTEMPTS\tLEASE\tRENEWED\tEXTERNAL\tREVISION\tRECORD")
 	}
 	enc := json.NewEncoder(s.out)
 	listed, malformed := 0, 0
-	lastProgress := e.now() // a first progress line only once a scan takes longer than progressEvery
-	err = r.Scan(ctx, dynamostore.ScanOptions{
-		Segments: *segments,
-		Progress: func(p dynamostore.ScanProgress) {
-			if t := e.now(); t.Sub(lastProgress) >= e.progressEvery {
-				lastProgress = t
-				fmt.Fprintf(s.err, "scanned %d items in %d pages, %d of %d segments done, %d listed\n", p.Items, p.Pages, p.SegmentsDone, p.Segments, listed)
-			}
-		},
-		Malformed: func(key string, err error) {
-			malformed++
-			fmt.Fprintf(s.err, "skipped an item that is not a record (%s): %v\n", orDash(key), err)
-		},
-	}, func(rec lambdaidem.Record) error {
+	var oldest lambdaidem.Record // the oldest UNKNOWN record listed
+	lastProgress := e.now()      // a first progress line only once a scan takes longer than progressEvery
+	scan.Progress = func(p dynamostore.ScanProgress) {
+		if t := e.now(); t.Sub(lastProgress) >= e.progressEvery {
+			lastProgress = t
+			fmt.Fprintf(s.err, "scanned %d items in %d pages, %d of %d segments done, %d listed\n", p.Items, p.Pages, p.SegmentsDone, p.Segments, listed)
+		}
+	}
+	scan.Malformed = func(key string, err error) {
+		malformed++
+		fmt.Fprintf(s.err, "skipped an item that is not a record (%s): %v\n", orDash(key), err)
+	}
+	err = r.Scan(ctx, scan, func(rec lambdaidem.Record) error {
 		if !match(rec) {
 			return nil
 		}
 		listed++
+		if rec.Status == lambdaidem.StatusUnknown && !rec.CreatedAt.IsZero() && (oldest.CreatedAt.IsZero() || rec.CreatedAt.Before(oldest.CreatedAt)) {
+			oldest = rec
+		}
 		v := newView(rec, now, t.maxRunTime)
-		if *asJSON {
+		switch {
+		case *asEMF:
+		case *asJSON:
 			if err := enc.Encode(v); err != nil {
 				return err
 			}
-		} else {
+		default:
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", rec.Status, age(rec, now), rec.Attempts, lease(rec, now), renewed(rec, now), yesNo(rec.External), v.Revision, rec.Key)
 		}
 		if *limit > 0 && listed >= *limit {
@@ -101,11 +127,18 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 		}
 		return nil
 	})
-	if !*asJSON {
+	if !*asJSON && !*asEMF {
 		tw.Flush()
 	}
 	if err != nil && !errors.Is(err, errLimit) {
 		return err
+	}
+	var oldestAge time.Duration
+	if !oldest.CreatedAt.IsZero() {
+		oldestAge = now.Sub(oldest.CreatedAt)
+	}
+	if metrics != nil {
+		metrics.WriteUnknownAge("scan", oldestAge)
 	}
 	fmt.Fprintf(s.err, "%d records listed", listed)
 	if malformed > 0 {
@@ -115,6 +148,9 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 		fmt.Fprint(s.err, "; stopped at --limit")
 	}
 	fmt.Fprintln(s.err)
+	if !oldest.CreatedAt.IsZero() {
+		fmt.Fprintf(s.err, "the oldest UNKNOWN record listed is %s old: %s\n", oldestAge.Round(time.Second), oldest.Key)
+	}
 	return nil
 }
 

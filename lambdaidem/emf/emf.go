@@ -131,6 +131,19 @@ func (m *Metrics) Hooks() lambdaidem.Hooks {
 	}
 }
 
+// WriteUnknownAge writes one line with UnknownAge: age, the age of the
+// oldest UNKNOWN record a scan of the table found (the lambdaidem
+// command's list --emf), or 0 when it found none. The hooks write
+// UnknownAge only when a duplicate meets an UNKNOWN record; a scheduled
+// scan writes it for the records nobody retries, so that the alarm on its
+// Maximum (lambdaidemcdk's UnknownAge alarm, on the Service dimension)
+// fires for them too. operation is the Operation dimension's value: a
+// scan cannot tell operations apart (their names are hashed into the
+// record keys), so give it a name of the scan's own ("" is "unnamed").
+func (m *Metrics) WriteUnknownAge(operation string, age time.Duration) {
+	m.write(lambdaidem.Event{Operation: operation}, metric{UnknownAge, "Seconds", max(age, 0).Seconds()})
+}
+
 type metric struct {
 	name  string
 	unit  string

@@ -169,10 +169,9 @@ func lines(t *testing.T, out string) []string {
 
 var start = time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
 
-// TestUnknownAge: a duplicate refused by an UNKNOWN record writes, with
-// RefusedUnknown, the record's age in seconds (UnknownAge): UNKNOWN records
-// never expire, so their age is what an alarm watches.
-func TestUnknownAge(t *testing.T) {
+// payments is Metrics of the service "payments" at start, writing to out.
+func payments(t *testing.T) (*emf.Metrics, *bytes.Buffer) {
+	t.Helper()
 	var out bytes.Buffer
 	m, err := emf.New(&out, func(o *emf.Options) {
 		o.Service = "payments"
@@ -181,6 +180,14 @@ func TestUnknownAge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, &out
+}
+
+// TestUnknownAge: a duplicate refused by an UNKNOWN record writes, with
+// RefusedUnknown, the record's age in seconds (UnknownAge): UNKNOWN records
+// never expire, so their age is what an alarm watches.
+func TestUnknownAge(t *testing.T) {
+	m, out := payments(t)
 	e := lambdaidem.Event{Operation: "CreatePayment", Status: lambdaidem.StatusUnknown, Since: start.Add(-90 * time.Minute)}
 	m.Hooks().OnConflict(context.Background(), e, &lambdaidem.RecordError{Err: lambdaidem.ErrOutcomeUnknown})
 	ls := lines(t, out.String())
@@ -190,6 +197,33 @@ func TestUnknownAge(t *testing.T) {
 	values, _, _ := checkEMF(t, ls[0])
 	if values[emf.RefusedUnknown] != 1 || values[emf.UnknownAge] != 5400 || !strings.Contains(ls[0], `{"Name":"UnknownAge","Unit":"Seconds"}`) {
 		t.Fatalf("metrics %v in %s; want RefusedUnknown 1 and UnknownAge 5400 s", values, ls[0])
+	}
+}
+
+// TestWriteUnknownAge: a scan's line carries UnknownAge alone (no
+// RefusedUnknown: no duplicate was refused), under the Service the alarm
+// watches; no record found writes 0, so the alarm has data.
+func TestWriteUnknownAge(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		age  time.Duration
+		want float64
+	}{
+		{"the oldest record", 90 * time.Minute, 5400},
+		{"none found", 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, out := payments(t)
+			m.WriteUnknownAge("scan", c.age)
+			ls := lines(t, out.String())
+			if len(ls) != 1 {
+				t.Fatalf("%d lines; want 1", len(ls))
+			}
+			values, _, _ := checkEMF(t, ls[0])
+			if len(values) != 1 || values[emf.UnknownAge] != c.want || !strings.Contains(ls[0], `"Service":"payments","Operation":"scan"`) {
+				t.Fatalf("metrics %v in %s; want UnknownAge %v alone, Service payments, Operation scan", values, ls[0], c.want)
+			}
+		})
 	}
 }
 

@@ -448,6 +448,79 @@ func TestScanOfASharedTableSkipsOtherItems(t *testing.T) {
 	}
 }
 
+// TestScanOfOneStatus: ScanOptions.Status lists only the records of that
+// status, filtered by DynamoDB (statusFilter; Records does not filter them
+// again), across segments and pages, in a table of its own and in one
+// shared with other items (currentStatusFilter), where a business item
+// with a status attribute of the same value is not a record. It is what
+// the lambdaidem command's list --status UNKNOWN and --emf scan.
+func TestScanOfOneStatus(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "own table", true: "shared table"}[shared], func(t *testing.T) {
+			opts := func(o *dynamostore.Options) {}
+			if shared {
+				opts = func(o *dynamostore.Options) { o.KeyAttr, o.SortKeyAttr, o.SortKeyValue = "pk", "sk", "IDEMPOTENCY" }
+			}
+			e := newEnv(t, opts)
+			g := e.guard(t, newClock())
+			ctx := context.Background()
+			want := map[string]bool{}
+			for i := range 9 {
+				key := fmt.Sprintf("order-%d", i)
+				switch i % 3 {
+				case 0:
+					leaveUnknown(t, g, key)
+					want[recordKey(key)] = true
+				case 1:
+					if _, err := lambdaidem.Do(ctx, g, call(key), func(context.Context) (string, error) { return "ok", nil }); err != nil {
+						t.Fatal(err)
+					}
+				case 2: // a claim whose handler still runs
+					release := make(chan struct{})
+					running := make(chan struct{})
+					done := make(chan struct{})
+					go func() {
+						defer close(done)
+						_, _ = lambdaidem.Do(ctx, g, call(key), func(context.Context) (string, error) { close(running); <-release; return "ok", nil })
+					}()
+					<-running
+					t.Cleanup(func() { close(release); <-done })
+				}
+			}
+			if shared { // a business item with a status attribute, not a record
+				if _, err := e.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: map[string]types.AttributeValue{
+					"pk": &types.AttributeValueMemberS{Value: "TICKET#1"}, "sk": &types.AttributeValueMemberS{Value: "TICKET"},
+					"status": &types.AttributeValueMemberS{Value: "UNKNOWN"},
+				}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := e.records(t, opts)
+			for _, segments := range []int{1, 3} {
+				got := map[string]bool{}
+				err := r.Scan(ctx, dynamostore.ScanOptions{Segments: segments, PageSize: 2, Status: lambdaidem.StatusUnknown,
+					Malformed: func(k string, err error) { t.Errorf("malformed %s: %v", k, err) }},
+					func(rec lambdaidem.Record) error {
+						if rec.Status != lambdaidem.StatusUnknown || got[rec.Key] {
+							t.Errorf("listed %s (%s) again or of another status", rec.Key, rec.Status)
+						}
+						got[rec.Key] = true
+						return nil
+					})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%d segments: scan for UNKNOWN found %v\nwant %v", segments, got, want)
+				}
+			}
+			if err := r.Scan(ctx, dynamostore.ScanOptions{Status: "PAUSED"}, func(lambdaidem.Record) error { return nil }); err == nil {
+				t.Fatal("a scan for status PAUSED ran; want an error")
+			}
+		})
+	}
+}
+
 // TestSettlingDuringATransactionIsRefused: a reconcile function commits
 // the record (with a staged write, so in a transaction) while the operator
 // deletes it. DynamoDB refuses the operator's single-item write with
