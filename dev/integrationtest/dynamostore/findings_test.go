@@ -15,6 +15,9 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
+// The spin model's counterexamples (docs/guarantees.md, "The record
+// protocol, model-checked"), each a test over the DynamoDB test endpoint.
+
 // skewed is the world of the spin model's counterexample F2 (model
 // finding 2 in docs/guarantees.md, mutation HOLD_SLACK in model/record.pml):
 // one true clock; a renewing owner (Lambda Managed Instances) whose clock
@@ -233,6 +236,90 @@ func TestHoldCoversClockSkew(t *testing.T) {
 				t.Fatalf("duplicate %v after the owner's last sign of life = %v after %d reconciles; want ErrInProgress, no reconcile", w.clock.Now().Sub(w.last), err, reconciles)
 			}
 			w.finish(t)
+		})
+	}
+}
+
+// TestCallLeftBehindByAReturnedHandler is the spin model's counterexample
+// F3 over the DynamoDB test endpoint, and the assumption it was decided
+// by: "a handler that has returned has no call of its own still in
+// flight" (docs/guarantees.md). The owner begins its external effect,
+// leaves the provider call to a goroutine and returns an ambiguous error
+// before any renewal: the record is UNKNOWN with no renewal on record, so
+// a duplicate reconciles it at once, the provider has nothing, "not done"
+// releases it and the duplicate charges. The call left behind then
+// proceeds: made under the handler's context, which ended when the
+// handler returned, it is cancelled and charges nothing (one charge), for
+// an owner that renews (a container) and one that does not (standard
+// Lambda, where such a goroutine would be frozen and resume at a later
+// invocation). A call under another context is outside the assumption:
+// the model checks it as a variant, and the effect would repeat.
+func TestCallLeftBehindByAReturnedHandler(t *testing.T) {
+	for _, renew := range []lambdaidem.RenewMode{lambdaidem.RenewAlways, lambdaidem.RenewNever} {
+		t.Run(map[lambdaidem.RenewMode]string{lambdaidem.RenewAlways: "owner renews", lambdaidem.RenewNever: "standard Lambda"}[renew], func(t *testing.T) {
+			e := newEnv(t)
+			clk := newClock()
+			var mu sync.Mutex
+			charges := 0
+			charge := func() {
+				mu.Lock()
+				defer mu.Unlock()
+				charges++
+			}
+			owner := e.guard(t, clk, func(o *lambdaidem.Options) { o.Renew = renew; o.After = clk.After })
+			release := make(chan struct{})
+			left := make(chan bool, 1) // whether the call left behind charged
+			_, err := lambdaidem.Do(context.Background(), owner, call("k"), func(ctx context.Context) (string, error) {
+				a, _ := lambdaidem.AttemptFrom(ctx)
+				if err := a.BeginExternal(ctx); err != nil {
+					return "", err
+				}
+				go func() { // the provider call, honouring its context
+					<-release
+					if ctx.Err() != nil {
+						left <- false
+						return
+					}
+					charge()
+					left <- true
+				}()
+				return "", errProviderTimeout
+			})
+			if !errors.Is(err, errProviderTimeout) {
+				t.Fatalf("owner = %v; want its error", err)
+			}
+			r := e.records(t)
+			rec, err := r.Read(context.Background(), recordKey("k"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Status != lambdaidem.StatusUnknown || !rec.RenewedAt.IsZero() || r.Judge(rec, clk.Now()) != lambdaidem.VerdictReconcile {
+				t.Fatalf("record %s renewed at %v, verdict %v; want UNKNOWN, never renewed, reconcile", rec.Status, rec.RenewedAt, r.Judge(rec, clk.Now()))
+			}
+			dup := e.guard(t, clk)
+			c := call("k")
+			c.Reconcile = func(context.Context, lambdaidem.Unknown) (string, bool, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				return "", charges > 0, nil // the provider has no charge: not done
+			}
+			if _, err := lambdaidem.Do(context.Background(), dup, c, func(ctx context.Context) (string, error) {
+				a, _ := lambdaidem.AttemptFrom(ctx)
+				if err := a.BeginExternal(ctx); err != nil {
+					return "", err
+				}
+				charge()
+				return "paid", nil
+			}); err != nil {
+				t.Fatalf("duplicate = %v; want the reconciled rerun", err)
+			}
+			close(release)
+			if <-left {
+				t.Fatal("the call the owner's handler left behind charged after the handler returned")
+			}
+			if charges != 1 {
+				t.Fatalf("%d charges; want 1", charges)
+			}
 		})
 	}
 }
