@@ -61,8 +61,14 @@ const (
 
 	// renewCondition admits a renewal while the record runs and its lease
 	// has not ended, so that a lease a claim could take over is never
-	// revived (a running lease is held).
-	renewCondition = runningCondition + " AND #lease >= :nowMs"
+	// revived (a running lease is held), and only if it does not move the
+	// owner's last renewal back: a renewal whose client gave up, applied by
+	// DynamoDB after a later one of the same attempt got through, would set
+	// the earlier lease, hold and renewal time again, and a reader would end
+	// the hold before the owner has been silent for MaxRunTime (the spin
+	// model's finding F4). The renewal time, not the lease, tells them
+	// apart: two renewals capped at MaxRunTime ask for the same lease.
+	renewCondition = runningCondition + " AND #lease >= :nowMs AND (attribute_not_exists(#renewedAt) OR #renewedAt <= :renewedAt)"
 
 	// renewUnmarkedCondition admits a renewal that sets an expiration
 	// (renewUpdate) only on a record without the external mark: a renewal

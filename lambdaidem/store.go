@@ -185,7 +185,9 @@ type Store interface {
 	// Renew extends the lease of a running attempt, fenced: it succeeds only
 	// while the record is in progress, owned by r.Token, and its lease has
 	// not ended before r.Now (a lapsed lease may already be in a
-	// contender's hands, so it is never revived). It sets the lease to
+	// contender's hands, so it is never revived), and its RenewedAt is not
+	// after r.Now (a renewal applied after a later one of the same attempt
+	// never moves the last renewal, lease and hold back). It sets the lease to
 	// r.LeaseUntil, HoldUntil to r.HoldUntil, RenewedAt to r.Now and the
 	// expiration to r.ExpiresAt (or, with r.External, removes it), and
 	// keeps every other attribute (the external-effect mark included).

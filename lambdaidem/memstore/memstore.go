@@ -248,9 +248,10 @@ func (s *Store) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
 	defer s.mu.Unlock()
 	rec, ok := s.records[r.Key]
 	if !ok || rec.Token != r.Token || rec.Status != lambdaidem.StatusInProgress ||
-		rec.LeaseUntil.Before(r.Now) || rec.External && !r.External {
+		rec.LeaseUntil.Before(r.Now) || rec.External && !r.External || rec.RenewedAt.After(r.Now) {
 		// A renewal that would set an expiration never lands on an
-		// external record (dynamostore's renewUnmarkedCondition).
+		// external record (dynamostore's renewUnmarkedCondition), and none
+		// moves the last renewal back (renewCondition).
 		return false, nil
 	}
 	rec.LeaseUntil = r.LeaseUntil

@@ -153,3 +153,41 @@ func testLateRenewalOfExternalRecord(t *testing.T, h Harness) {
 		t.Fatalf("record after the late renewal = %+v; want it as marked (external, expiration %v)", rec, marked.ExpiresAt)
 	}
 }
+
+// testLateRenewalAfterALaterOne: a renewal applied after a later one of
+// the same attempt (its client gave up, and DynamoDB applied it when it
+// arrived: the spin model's counterexample F4) is refused, so that it
+// never moves the owner's last renewal, lease and hold back: a reader
+// would otherwise end the hold before the owner has been silent for
+// MaxRunTime since the renewal that got through. Once with the later
+// renewal's lease further out, once with both capped at the same lease
+// (the attempt's MaxRunTime), where only the renewal time tells them
+// apart.
+func testLateRenewalAfterALaterOne(t *testing.T, h Harness) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		capped bool
+	}{{"later lease", false}, {"both leases capped at MaxRunTime", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			key := newKey()
+			mustClaim(t, h, claimAt(key, "A", t0))
+			early := renewAt(key, "A", t0.Add(40*time.Second))
+			early.HoldUntil = early.Now.Add(30 * time.Minute)
+			later := renewAt(key, "A", t0.Add(50*time.Second))
+			later.HoldUntil = later.Now.Add(30 * time.Minute)
+			if c.capped {
+				early.LeaseUntil, later.LeaseUntil = t0.Add(90*time.Second), t0.Add(90*time.Second)
+			}
+			mustRenew(t, h, later)
+			if ok, err := h.Store.Renew(ctx, early); err != nil || ok {
+				t.Fatalf("a renewal from %v applied after one from %v = %v, %v; want refused", early.Now.Sub(t0), later.Now.Sub(t0), ok, err)
+			}
+			rec := get(t, h, key, later.Now)
+			if !sameTime(rec.RenewedAt, later.Now) || !sameTime(rec.LeaseUntil, later.LeaseUntil) || !sameTime(rec.HoldUntil, later.HoldUntil) {
+				t.Fatalf("record after the late renewal: renewed %v, lease %v, hold %v; want the later renewal's %v, %v, %v",
+					rec.RenewedAt, rec.LeaseUntil, rec.HoldUntil, later.Now, later.LeaseUntil, later.HoldUntil)
+			}
+		})
+	}
+}

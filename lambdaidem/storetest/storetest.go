@@ -52,6 +52,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"RenewFenced", testRenewFenced},
 		{"RenewKeepsExternalMark", testRenewKeepsExternalMark},
 		{"LateRenewalOfExternalRecord", testLateRenewalOfExternalRecord},
+		{"LateRenewalAfterALaterOne", testLateRenewalAfterALaterOne},
 		{"OptimisticCommitClaims", testOptimisticCommitClaims},
 		{"RecommitReportsOwnCompletion", testRecommitReportsOwnCompletion},
 		{"ConcurrentClaimsOneWinner", testConcurrentClaimsOneWinner},
