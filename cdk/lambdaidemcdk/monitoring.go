@@ -55,10 +55,10 @@ type MonitoringProps struct {
 	ConflictRatePercent float64
 	ConflictMinRequests float64
 	// UnknownAge is the age of an UNKNOWN record (emf's UnknownAge, the
-	// Maximum a duplicate refused by one reports in a period) that raises
-	// the unknown-age alarm: UNKNOWN records never expire, so one a
-	// retry keeps meeting is a recovery obligation nobody met. Default 1
-	// hour.
+	// Maximum a duplicate refused by one reports in a period, or a
+	// scheduled `lambdaidem list --emf` for the oldest in the table) that
+	// raises the unknown-age alarm: UNKNOWN records never expire, so an
+	// old one is a recovery obligation nobody met. Default 1 hour.
 	UnknownAge awscdk.Duration
 	// Actions are added to every alarm's ALARM state (an SNS topic, say).
 	Actions []awscloudwatch.IAlarmAction
@@ -74,7 +74,8 @@ type Monitoring struct {
 	// must settle it (the lambdaidem command: list --stuck, resolve).
 	Unknown map[string]awscloudwatch.Alarm
 	// UnknownAge: a duplicate met an UNKNOWN record older than the
-	// threshold (UnknownAge Maximum ≥ MonitoringProps.UnknownAge).
+	// threshold, or a scheduled `lambdaidem list --emf` found one
+	// (UnknownAge Maximum ≥ MonitoringProps.UnknownAge).
 	UnknownAge map[string]awscloudwatch.Alarm
 	// StoreErrors: store calls failed (StoreErrors ≥ the threshold).
 	StoreErrors map[string]awscloudwatch.Alarm
@@ -166,7 +167,7 @@ func (t *Table) Monitor(scope constructs.Construct, id string, props *Monitoring
 		}
 		m.Unknown[svc] = alarm("Unknown", "an idempotency record was left UNKNOWN after an external effect; "+
 			"find it with `lambdaidem list --stuck` and settle it with `lambdaidem resolve`", metric(MetricMarkedUnknown, "Sum"), 1)
-		m.UnknownAge[svc] = alarm("UnknownAge", "a retry met an idempotency record left UNKNOWN longer ago than the threshold (UNKNOWN records never expire); "+
+		m.UnknownAge[svc] = alarm("UnknownAge", "a retry, or a scheduled `lambdaidem list --emf`, met an idempotency record left UNKNOWN longer ago than the threshold (UNKNOWN records never expire); "+
 			"settle it with `lambdaidem resolve`", metric(MetricUnknownAge, "Maximum"), *p.UnknownAge.ToSeconds(nil))
 		m.StoreErrors[svc] = alarm("StoreErrors", "calls to the idempotency table failed (requests got 503 or were redelivered)",
 			metric(MetricStoreErrors, "Sum"), p.StoreErrors)
