@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,6 +15,7 @@ import (
 	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/emf"
 )
 
 // exampleClient serves the examples: the in-process emulator behind the
@@ -170,4 +172,57 @@ func Example_wrap() {
 	// order o-7 written
 	// o-7 <nil>
 	// o-7 <nil>
+}
+
+// A scheduled job (an EventBridge Scheduler target, every 5 minutes) that
+// reports the age of the oldest UNKNOWN record in the table, so that the
+// UnknownAge alarm fires for records no retry meets; the lambdaidem
+// command's list --emf does the same. One charge was left UNKNOWN two
+// hours ago.
+func ExampleRecords_Scan_unknownAge() {
+	client, stop := exampleClient()
+	defer stop()
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	store, err := dynamostore.New(client, "idempotency")
+	if err != nil {
+		panic(err)
+	}
+	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.Now = func() time.Time { return now.Add(-2 * time.Hour) } })
+	if err != nil {
+		panic(err)
+	}
+	_, _ = lambdaidem.Do(context.Background(), guard, lambdaidem.Call[string]{Operation: "Charge", Key: "c-1"}, func(ctx context.Context) (string, error) {
+		a, _ := lambdaidem.AttemptFrom(ctx)
+		if err := a.BeginExternal(ctx); err != nil {
+			return "", err
+		}
+		return "", errors.New("provider timed out")
+	})
+
+	// The job.
+	records, err := dynamostore.NewRecords(client, "idempotency")
+	if err != nil {
+		panic(err)
+	}
+	var oldest time.Time
+	err = records.Scan(context.Background(), dynamostore.ScanOptions{Status: lambdaidem.StatusUnknown, Segments: 4}, func(rec lambdaidem.Record) error {
+		if oldest.IsZero() || rec.CreatedAt.Before(oldest) {
+			oldest = rec.CreatedAt
+		}
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	var age time.Duration
+	if !oldest.IsZero() {
+		age = now.Sub(oldest)
+	}
+	metrics, err := emf.New(os.Stdout, func(o *emf.Options) { o.Service = "payments"; o.Now = func() time.Time { return now } })
+	if err != nil {
+		panic(err)
+	}
+	metrics.WriteUnknownAge("scan", age)
+	// Output:
+	// {"_aws":{"Timestamp":1796180400000,"CloudWatchMetrics":[{"Namespace":"lambdaidem","Dimensions":[["Service","Operation"],["Service"]],"Metrics":[{"Name":"UnknownAge","Unit":"Seconds"}]}]},"Service":"payments","Operation":"scan","UnknownAge":7200}
 }
