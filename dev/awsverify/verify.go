@@ -71,8 +71,15 @@ func (r *runner) run(ctx context.Context, p *plan) (rep *report, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	watched := make(chan struct{})
-	defer close(watched)
+	watcherDone := make(chan struct{})
+	defer func() {
+		// The watcher may be printing about a signal that came during the
+		// teardown: it has written its last line before run returns.
+		close(watched)
+		<-watcherDone
+	}()
 	go func() {
+		defer close(watcherDone)
 		select {
 		case sig := <-r.Signals:
 			fmt.Fprintf(r.Stdout, "\nawsverify: %v: stopping the checks and tearing down (further signals are ignored until it is done)\n", sig)
