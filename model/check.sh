@@ -7,34 +7,56 @@
 #   full   2 concurrent attempts (either mode, two intents), the operator, the
 #          final retry; bitstate search (see model/README.md)
 #
+# A bound may name overrides after commas: small,NATT=2,OPERATOR=0 is the
+# small search (hash compaction) with those model bounds (record.pml's
+# #ifndef parameters); full,TMAX=4 the bitstate search at a smaller clock;
+# w=N sets the hash table (or bit array) to 2^N. model/mutate.sh gives each
+# guard its own bound this way.
+#
 # Extra -D flags go to spin (model/mutate.sh passes -DMUT_<GUARD>).
-# Environment: MODEL_DIR (work folder, default a temporary one), PAN_FLAGS.
+# Environment: MODEL_DIR (work folder, default a temporary one), PAN_FLAGS,
+# MODEL_CFLAGS (the C compiler's optimisation: -O0 compiles in seconds and
+# suits short searches; the full bound uses -O2).
 set -eu
 if ! command -v spin >/dev/null 2>&1; then
 	echo "spin is not installed: the record protocol model needs it (Debian/Ubuntu: apt-get install -y spin)" >&2
 	exit 1
 fi
 command -v cc >/dev/null 2>&1 || { echo "a C compiler (cc) is needed to build spin's verifier" >&2; exit 1; }
-bound=${1:?usage: check.sh small|full [-DFLAG...]}
+bound=${1:?usage: check.sh small|full[,NAME=VALUE...] [-DFLAG...]}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
-case $bound in
-small) bflags="-DNATT=1 -DTMAX=5 -DFAULTS=1"; cflags="-DHC4"; run="-m300000 -w26" ;;
-full)  bflags="-DNATT=2 -DTMAX=5 -DFAULTS=1"; cflags="-DBITSTATE"; run="-m400000 -w29" ;;
-*) echo "check.sh: unknown bound $bound (small or full)" >&2; exit 2 ;;
+base=${bound%%,*}
+case $base in
+small) vars="NATT=1 TMAX=5 FAULTS=1"; cflags="-DHC4"; w=26; opt=-O0 ;;
+full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE"; w=29; opt=-O2 ;;
+*) echo "check.sh: unknown bound $base (small or full)" >&2; exit 2 ;;
 esac
+if [ "$bound" != "$base" ]; then
+	for o in $(printf '%s\n' "${bound#*,}" | tr ',' ' '); do
+		case $o in
+		w=[0-9]*) w=${o#w=} ;;
+		[A-Z]*=[0-9]*)
+			vars=$(printf '%s\n' $vars | grep -v "^${o%%=*}=" | tr '\n' ' ')
+			vars="$vars $o" ;;
+		*) echo "check.sh: bad override $o in $bound (NAME=NUMBER or w=N)" >&2; exit 2 ;;
+		esac
+	done
+fi
+bflags=$(printf -- '-D%s ' $vars)
 dir=${MODEL_DIR:-$(mktemp -d)}
 mkdir -p "$dir"
 cp "$here/record.pml" "$dir/"
 cd "$dir"
+echo "bound $bound: $bflags$*"
 spin -a $bflags "$@" record.pml >/dev/null
-cc -O1 -DSAFETY $cflags -DMEMLIM=3000 -o pan pan.c
+cc ${MODEL_CFLAGS:-$opt} -DSAFETY $cflags -DMEMLIM=3000 -o pan pan.c
 # -E: every process may end anywhere (the final retry's end is asserted instead)
-./pan $run -E ${PAN_FLAGS:-} >pan.out 2>&1 || true
+./pan -m400000 -w"$w" -E ${PAN_FLAGS:-} >pan.out 2>&1 || true
 grep -E "^(State-vector|pan:|.*states, stored|.*transitions|.*hash factor|.*elapsed)" pan.out || true
 if grep -q "errors: 0" pan.out; then
 	exit 0
 fi
-echo "counterexample (spin -t -DNATT... record.pml in $dir):" >&2
+echo "counterexample (spin -t $bflags$* record.pml in $dir):" >&2
 spin -t $bflags "$@" record.pml 2>&1 | grep -E "EV |assertion violated|text of failed" >&2 || true
 exit 1

@@ -135,11 +135,21 @@ bit  progressed;        /* the final retry got an answer: (e) */
 #define OPOUT   (2*N)
 
 /*
- * Assumption (Managed Instances): an owner silent for MaxRunTime has
+ * Assumption 1 (Managed Instances): an owner silent for MaxRunTime has
  * stopped: an owner that renews takes no step later than MAXRUN after its
  * claim or its last renewal that got through. An owner that does not renew
  * runs where the platform stops it at its deadline (standard Lambda). A
  * crash may stop it at any step before.
+ *
+ * Assumption 2 (every environment): a handler that has returned has no call
+ * of its own still in flight: once its handler returns (and op.abandon or
+ * op.commit runs), an attempt starts no external call. Standard Lambda needs
+ * it already (a goroutine left behind is frozen and resumes at any later
+ * invocation of the environment, which no lease covers); Call.Reconcile's
+ * contract says so. -DLEAK_AFTER_RETURN drops it: a renewing owner's handler
+ * may fail and leave its call to a goroutine (leaked), and spin shows why
+ * the assumption is needed (findings F3: an UNKNOWN record with no renewal
+ * on record is reconciled "not done" while the goroutine still calls).
  */
 #define alive(p) (p == FINAL || (renews[p] -> (now <= lastContact[p] + MAXRUN) : (now <= deadline[p])))
 /* may attempt p still start its external call? (b) In its handler, or from a
@@ -177,10 +187,12 @@ bit  progressed;        /* the final retry got an answer: (e) */
 #ifdef MUT_HELD_UNKNOWN
 #define unknownHeld(x) 0
 #else
-/* an UNKNOWN record whose owner renews (recorded at claim as #renews; in the
- * model: its hold outlasts its lease) is held: a goroutine its handler left
- * may still call (findings F3: "a renewal on record" is not enough) */
-#define unknownHeld(x) (x.st == UNKNOWN && x.hold > x.lease)
+/* an UNKNOWN record with a renewal on record (#renewedAt) is held, as
+ * OwnerMayRun's `case StatusUnknown: if rec.RenewedAt.IsZero()` says. Under
+ * the assumption that a handler that has returned has no call of its own in
+ * flight (see alive below) nothing of its owner can still call once it is
+ * UNKNOWN; -DLEAK_AFTER_RETURN drops the assumption (findings F3) */
+#define unknownHeld(x) (x.st == UNKNOWN && x.renewed != 0)
 #endif
 #define ownerMayRun(x, c) ((x.st == INPROG || unknownHeld(x)) && (leaseHeld(x, c) || holdHeld(x, c)))
 
@@ -464,6 +476,15 @@ byte nw, ntw;
 #define MUT_FP 0
 #endif
 
+/* ownLostCommit: the record a refused commit found is that very commit (our
+ * token AND our outcome bytes): a reconciler commits an UNKNOWN record under
+ * its owner's token with an outcome of its own (op.commit, op.reconcile) */
+#ifdef MUT_OWN_LOST_COMMIT
+#define ownLostCommit(x, t, o) (x.st == COMPLETED && x.tok == t)
+#else
+#define ownLostCommit(x, t, o) (x.st == COMPLETED && x.tok == t && x.out == o)
+#endif
+
 /*
  * A process step. A crash at any step is a process that takes no further
  * step: the schedule may stall any process at any step, until the
@@ -571,7 +592,7 @@ reconcile:
 	if :: err -> goto storeError :: else fi;
 	readBack(cur, haveOld);
 	if
-	:: ok || (cur.st == COMPLETED && cur.tok == otok && cur.out == REC(me)) -> out = REC(me); goto answer
+	:: ok || ownLostCommit(cur, otok, REC(me)) -> out = REC(me); goto answer   /* op.commit's ownLostCommit */
 	:: else -> goto reclaim    /* resolved by someone else: look again */
 	fi;
 notDone:
@@ -593,7 +614,7 @@ owned:
 			:: c <= until && hung > until ->
 				want = (c + LEN < hung -> c + LEN : hung);
 				hold = holdFor(want, c, 1);
-				exp = (exp > hold + 1 -> exp : hold + 1);
+				exp = (exp > expiryFor(c, hold, 0) -> exp : expiryFor(c, hold, 0));  /* maxTime(expires, ExpiryFor(now, hold, 0)) */
 				pickFault(f, me);
 				if
 				:: LATE && faults > 0 && me != FINAL -> faults--; f = F_LATE
@@ -641,13 +662,14 @@ owned:
 		atomic { STEP(me); assert(dispatchOK); dispatchOK = 0; inflight++; dispatchedBy[me] = 1;
 			printf("EV %d dispatch\n", me) }
 	:: break                                    /* the handler returns */
+#ifdef LEAK_AFTER_RETURN
 	:: beganExt && !dispatchedBy[me] && me != FINAL && renews[me] ->
-		/* the handler fails (its context ended), its external call left to a goroutine
-		 * that the process keeps running. (Standard Lambda freezes such a goroutine and
-		 * resumes it at the environment's next invocation, at any later time: no lease
-		 * covers it; Call.Reconcile's contract, a provider that refuses a late request
-		 * under a key it answered "not done" for, is what does.) */
+		/* without assumption 2: the handler fails (its context ended), its external
+		 * call left to a goroutine that the process keeps running. (Standard Lambda
+		 * freezes such a goroutine and resumes it at the environment's next
+		 * invocation, at any later time: no lease covers it at all.) */
 		leaked[me] = 1; goto handlerFailed
+#endif
 	od;
 	if
 	:: true -> goto commit
@@ -708,11 +730,7 @@ resend:
 	readBack(cur, haveOld);
 	if
 	:: ok -> out = OUT(me); goto answer
-#ifdef MUT_OWN_LOST_COMMIT
-	:: !ok && cur.st == COMPLETED && cur.tok == tok -> out = OUT(me); goto answer
-#else
-	:: !ok && cur.st == COMPLETED && cur.tok == tok && cur.out == OUT(me) -> out = OUT(me); goto answer   /* ownLostCommit */
-#endif
+	:: !ok && ownLostCommit(cur, tok, OUT(me)) -> out = OUT(me); goto answer
 	:: else -> goto commitRefused
 	fi;
 
@@ -863,6 +881,7 @@ end:
 		printf("EV 0 late %d ok=%d\n", L_RENEW, ok); ok = 0 }
 	:: atomic { late == L_COMMIT -> commitApply(lme, ltok, lc, lexp, lout, lclaim, 1, ok); late = L_NONE;
 		printf("EV 0 late %d ok=%d\n", L_COMMIT, ok); ok = 0 }
+#ifdef LEAK_AFTER_RETURN
 	:: atomic { leaked[1] && alive(1) -> assert(dispatchOK); dispatchOK = 0; inflight++; leaked[1] = 0;
 		printf("EV 1 dispatch\n") }
 	:: atomic { leaked[2] && alive(2) -> assert(dispatchOK); dispatchOK = 0; inflight++; leaked[2] = 0;
@@ -875,6 +894,7 @@ end:
 		if :: leaked[1] && (!alive(1) || now == TMAX) -> leaked[1] = 0; deadline[1] = 0; lastContact[1] = 0; renews[1] = 0 :: else fi;
 		if :: leaked[2] && (!alive(2) || now == TMAX) -> leaked[2] = 0; deadline[2] = 0; lastContact[2] = 0; renews[2] = 0 :: else fi;
 		if :: leaked[3] && (!alive(3) || now == TMAX) -> leaked[3] = 0; deadline[3] = 0; lastContact[3] = 0; renews[3] = 0 :: else fi }
+#endif
 	:: atomic { inflight > 0 -> inflight--; landed++; printf("EV 0 land\n") }
 	:: atomic { inflight > 0 -> inflight--; printf("EV 0 drop\n") }
 	od
