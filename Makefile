@@ -187,11 +187,13 @@ fuzz:
 	$(GO) test ./lambdaidem/sqsbatch -run '^$$' -fuzz '^FuzzBatch$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/streambatch -run '^$$' -fuzz '^FuzzKinesisBatch$$' -fuzztime $(FUZZTIME)
 
-## model: the record protocol model (model/record.pml) with spin at its full bound, every
-## guard switched off in turn (each must give a counterexample), and the replay of sampled
-## schedules against the Go code (see model/README.md for bounds, state counts and times)
+## model: the record protocol model (model/record.pml) with spin at its full bound and its
+## renewals bound, every guard switched off in turn at its own bound (each must give a
+## counterexample), and the replay of sampled schedules against the Go code (see
+## model/README.md for bounds, state counts and times)
 model: model-small
 	model/check.sh full
+	model/check.sh renewals
 	$(MAKE) model-mutate
 	$(MAKE) model-replay
 
@@ -205,6 +207,7 @@ model-replay:
 model-small:
 	model/check.sh small
 
+## model-mutate: every guard of the model switched off in turn, each at its own bound
 model-mutate:
 	model/mutate.sh
 

@@ -6,10 +6,13 @@
 #          final retry, every fault kind once)
 #   full   2 concurrent attempts (either mode, two intents), the operator, the
 #          final retry; bitstate search (see model/README.md)
+#   renewals  1 attempt as small, the clock to 8 ticks: room for two renewals
+#          (a late one applied after a later one, findings F4); exhaustive
 #
 # A bound may name overrides after commas: small,NATT=2,OPERATOR=0 is the
 # small search (hash compaction) with those model bounds (record.pml's
 # #ifndef parameters); full,TMAX=4 the bitstate search at a smaller clock;
+# a NAME alone defines it (small,LEAK_AFTER_RENEWAL: a variant of the model);
 # w=N sets the hash table (or bit array) to 2^N. model/mutate.sh gives each
 # guard its own bound this way.
 #
@@ -23,14 +26,15 @@ if ! command -v spin >/dev/null 2>&1; then
 	exit 1
 fi
 command -v cc >/dev/null 2>&1 || { echo "a C compiler (cc) is needed to build spin's verifier" >&2; exit 1; }
-bound=${1:?usage: check.sh small|full[,NAME=VALUE...] [-DFLAG...]}
+bound=${1:?usage: check.sh small|full|renewals[,NAME=VALUE...] [-DFLAG...]}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 base=${bound%%,*}
 case $base in
 small) vars="NATT=1 TMAX=5 FAULTS=1"; cflags="-DHC4"; w=26; opt=-O0 ;;
 full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE"; w=29; opt=-O2 ;;
-*) echo "check.sh: unknown bound $base (small or full)" >&2; exit 2 ;;
+renewals) vars="NATT=1 TMAX=8 FAULTS=1"; cflags="-DHC4"; w=27; opt=-O2 ;;
+*) echo "check.sh: unknown bound $base (small, full or renewals)" >&2; exit 2 ;;
 esac
 if [ "$bound" != "$base" ]; then
 	for o in $(printf '%s\n' "${bound#*,}" | tr ',' ' '); do
@@ -39,7 +43,8 @@ if [ "$bound" != "$base" ]; then
 		[A-Z]*=[0-9]*)
 			vars=$(printf '%s\n' $vars | grep -v "^${o%%=*}=" | tr '\n' ' ')
 			vars="$vars $o" ;;
-		*) echo "check.sh: bad override $o in $bound (NAME=NUMBER or w=N)" >&2; exit 2 ;;
+		[A-Z]*) vars="$vars $o" ;;
+		*) echo "check.sh: bad override $o in $bound (NAME=NUMBER, NAME or w=N)" >&2; exit 2 ;;
 		esac
 	done
 fi

@@ -67,7 +67,8 @@
 #define TFINAL  (TMAX+LEN+2*MAXRUN+MARGIN+2) /* the final retry: every window has passed */
 #define INF     255     /* no TTL */
 
-/* the hold adds LeaseMargin to MaxRunTime for clock skew, as the lease does (findings F2) */
+/* the hold adds LeaseMargin to MaxRunTime for clock skew, as the lease does (findings F2;
+ * lambdaidem.OwnerHold since 953a3fc) */
 #ifdef MUT_HOLD_SLACK
 #define WSLACK 0
 #else
@@ -87,7 +88,7 @@ typedef Rec {
 	byte  exp;      /* #expiration: the TTL; INF: none */
 	bit   ext;      /* #external: BeginExternal's mark */
 	byte  renewed;  /* #renewedAt: the owner's last renewal (its clock); 0: none */
-	byte  hold;     /* #holdUntil: until when the owner may run (HoldFor), written at claim and renewal */
+	byte  hold;     /* #holdUntil: until when the owner may run (OwnerHold), written at claim and renewal */
 	byte  fp;       /* #validation: the intent (fingerprint) */
 	byte  out       /* #data: whose outcome bytes (see OUT_*) */
 };
@@ -151,6 +152,16 @@ bit  progressed;        /* the final retry got an answer: (e) */
  * the assumption is needed (findings F3: an UNKNOWN record with no renewal
  * on record is reconciled "not done" while the goroutine still calls).
  */
+#ifdef MUT_ASSUME_RETURNED
+#define LEAK_AFTER_RETURN   /* model/mutate.sh: the assumption off */
+#endif
+#if defined(LEAK_AFTER_RETURN)
+#define LEAKS 1
+#elif defined(LEAK_AFTER_RENEWAL)
+/* the narrower variant: only an owner with a renewal of its own on record
+ * leaks; OwnerMayRun's UNKNOWN hold (HELD_UNKNOWN) covers exactly that */
+#define LEAKS (r.tok == tok && r.renewed != 0)
+#endif
 #define alive(p) (p == FINAL || (renews[p] -> (now <= lastContact[p] + MAXRUN) : (now <= deadline[p])))
 /* may attempt p still start its external call? (b) In its handler, or from a
  * goroutine its handler left running (leaked) */
@@ -224,8 +235,8 @@ bit  progressed;        /* the final retry got an answer: (e) */
 	(x.st == COMPLETED -> (expired(x, c) -> V_EXPIRED : V_REPLAY) : \
 	(x.st == UNKNOWN -> V_RECONCILE : (x.ext -> V_RECONCILE : (expired(x, c) -> V_EXPIRED : V_TAKEOVER))))))
 
-/* HoldFor(lease, last, renews, MaxRunTime) and ExpiryFor(now, hold, horizon) */
-#define holdFor(l, last, rn) (rn -> (l > last + MAXRUN + WSLACK -> l : last + MAXRUN + WSLACK) : l)
+/* OwnerHold(lease, last, renews, MaxRunTime, LeaseMargin) and ExpiryFor(now, hold, horizon) */
+#define ownerHold(l, last, rn) (rn -> (l > last + MAXRUN + WSLACK -> l : last + MAXRUN + WSLACK) : l)
 #ifdef MUT_EXPIRY_HOLD
 #define expiryFor(c, h, hz) (c + hz)
 #else
@@ -413,10 +424,22 @@ inline markUnknown(ptok, pc, pok) {
 #else
 #define renewExtOK(e) (e || !r.ext)
 #endif
+/* renewCondition: #lease <= :lease, a renewal never moves the lease (and the
+ * hold and #renewedAt written with it) back: one whose client gave up and
+ * that DynamoDB applies after a later one would shorten the hold of an owner
+ * that got the later renewal through (findings F4; -DMUT_RENEW_MONOTONE) */
+#ifdef MUT_RENEW_MONOTONE
+#define renewForward(w) 1
+#else
+#define renewForward(w) (r.lease <= w)
+#endif
 inline renew(pme, ptok, pc, pwant, phold, pexp, pext, psent, pok) {
 	if
-	:: runningOK(ptok) && renewLease(pc) && renewExtOK(pext) ->
-		r.lease = pwant; r.hold = phold; r.renewed = pc; lastContact[pme] = psent; pok = 1;
+	:: runningOK(ptok) && renewLease(pc) && renewExtOK(pext) && renewForward(pwant) ->
+		r.lease = pwant; r.hold = phold; r.renewed = pc; pok = 1;
+		/* a renewal that got through is a sign of life at its sending (a late one
+		 * applied after a later one is no later sign) */
+		if :: psent > lastContact[pme] -> lastContact[pme] = psent :: else fi;
 		if :: pext -> r.exp = INF :: else -> r.exp = pexp fi
 	:: else -> pok = 0
 	fi
@@ -499,7 +522,7 @@ byte nw, ntw;
  */
 proctype Attempt(byte me) {
 	Rec cur;
-	byte why, c, tok, otok, lease, hold, v, exp, until, hung, want, round, f, sends, rtok, out, renewals;
+	byte why, c, tok, otok, lease, hold, v, exp, until, hung, want, round, f, sends, rtok, out, renewals, llen, sent;
 	bit ok, err, haveOld, beganExt, lost, remembered, isOpt;
 
 	deadline[me] = now + DL; lastContact[me] = now;
@@ -517,7 +540,7 @@ claimRound:
 	atomic {
 		STEP(me); c = clk(me); ntok++; tok = ntok; lease = deadline[me] + MARGIN;
 		if :: me == FINAL -> lease = c + LEN :: else fi;
-		hold = holdFor(lease, lease, renews[me]); exp = expiryFor(c, hold, RH); ok = 0; err = 0;
+		hold = ownerHold(lease, lease, renews[me]); exp = expiryFor(c, hold, RH); ok = 0; err = 0;
 		W1(me, f, claimUpdate(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r); haveOld = 1 fi, W_CLAIM, err)
 	}
 	W2(me, f, claimUpdate(me, tok, c, lease, hold, exp, ok); if :: !ok -> refused(cur, haveOld) :: else -> COPY(cur, r); haveOld = 1 fi, W_CLAIM, err);
@@ -601,10 +624,13 @@ notDone:
 
 owned:
 	/* op.run: the handler, with its renewer (op.renew, keepAlive, renewOnce) */
+	/* op.renew: the lease's length is rec.LeaseUntil - start on the owner's clock
+	 * (none left: no renewer); keepAlive's hung = start + MaxRunTime */
 	atomic { inHandler[me] = 1; until = cur.lease; hung = c + MAXRUN; lost = 0; beganExt = 0;
+		llen = (until > c -> until - c : 0);
 		printf("EV %d run tok=%d\n", me, tok) }
 	do
-	:: renews[me] && !lost && renewals < RENEWALS && me != FINAL ->
+	:: renews[me] && llen > 0 && !lost && renewals < RENEWALS && me != FINAL ->
 		/* renewOnce: Store.Renew, fenced; the new lease never past MaxRunTime */
 		atomic {
 			STEP(me); c = clk(me); ok = 0; err = 0; renewals++;
@@ -612,8 +638,8 @@ owned:
 			:: c > until -> lost = 1; printf("EV %d renew lapsed\n", me)     /* lease ended unrenewed: giveUp */
 			:: c <= until && hung <= until -> renewals = RENEWALS           /* MaxRunTime reached */
 			:: c <= until && hung > until ->
-				want = (c + LEN < hung -> c + LEN : hung);
-				hold = holdFor(want, c, 1);
+				want = (c + llen < hung -> c + llen : hung); sent = now;
+				hold = ownerHold(want, c, 1);
 				exp = (exp > expiryFor(c, hold, 0) -> exp : expiryFor(c, hold, 0));  /* maxTime(expires, ExpiryFor(now, hold, 0)) */
 				pickFault(f, me);
 				if
@@ -631,7 +657,8 @@ owned:
 		}
 		if
 		:: !lost && renewals <= RENEWALS && (ok || err) ->
-			W2(me, f, renew(me, tok, c, want, hold, exp, beganExt, now, ok), W_RENEW, err);
+			/* the SDK's resend carries the request as built: its sign of life is its sending */
+			W2(me, f, renew(me, tok, c, want, hold, exp, beganExt, sent, ok), W_RENEW, err);
 			if
 			:: !err && ok -> until = want
 			:: !err && !ok -> lost = 1          /* fenced out: giveUp */
@@ -662,8 +689,8 @@ owned:
 		atomic { STEP(me); assert(dispatchOK); dispatchOK = 0; inflight++; dispatchedBy[me] = 1;
 			printf("EV %d dispatch\n", me) }
 	:: break                                    /* the handler returns */
-#ifdef LEAK_AFTER_RETURN
-	:: beganExt && !dispatchedBy[me] && me != FINAL && renews[me] ->
+#ifdef LEAKS
+	:: beganExt && !dispatchedBy[me] && me != FINAL && renews[me] && LEAKS ->
 		/* without assumption 2: the handler fails (its context ended), its external
 		 * call left to a goroutine that the process keeps running. (Standard Lambda
 		 * freezes such a goroutine and resumes it at the environment's next
@@ -824,7 +851,7 @@ end:
 		if :: me != FINAL -> skew[me] = 0; mode[me] = 0; fp[me] = 0 :: else fi;
 		CLEAR(cur); c = 0; tok = 0; lease = 0; exp = 0; until = 0; hung = 0; want = 0; round = 0;
 		f = 0; sends = 0; rtok = 0; out = 0; ok = 0; err = 0; haveOld = 0; beganExt = 0; lost = 0;
-		remembered = 0; otok = 0; isOpt = 0; hold = 0; v = 0; why = 0; renewals = 0
+		remembered = 0; otok = 0; isOpt = 0; hold = 0; v = 0; why = 0; renewals = 0; llen = 0; sent = 0
 	}
 }
 
@@ -881,7 +908,7 @@ end:
 		printf("EV 0 late %d ok=%d\n", L_RENEW, ok); ok = 0 }
 	:: atomic { late == L_COMMIT -> commitApply(lme, ltok, lc, lexp, lout, lclaim, 1, ok); late = L_NONE;
 		printf("EV 0 late %d ok=%d\n", L_COMMIT, ok); ok = 0 }
-#ifdef LEAK_AFTER_RETURN
+#ifdef LEAKS
 	:: atomic { leaked[1] && alive(1) -> assert(dispatchOK); dispatchOK = 0; inflight++; leaked[1] = 0;
 		printf("EV 1 dispatch\n") }
 	:: atomic { leaked[2] && alive(2) -> assert(dispatchOK); dispatchOK = 0; inflight++; leaked[2] = 0;
