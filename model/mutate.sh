@@ -44,10 +44,10 @@ guards=${*:-$(printf '%s\n' "$list" | cut -d' ' -f1)}
 #  HOLD_SLACK           small,TMAX=6                                           OwnerHold: + LeaseMargin for clock skew (findings F2)
 #  EXPIRY_HOLD          small,NATT=2,FAULTS=0,OPERATOR=0,OPTIMISTIC=0,REUSE=0  ExpiryFor: never before the hold ends (claim and renewal expirations)
 #  TAKE_EXTERNAL        small                                                  takeable: attribute_not_exists(#external)
-#  REPLACE              small,NATT=3,FAULTS=0,OPERATOR=0,OPTIMISTIC=0,REUSE=0,RENEWS=0,LATE=0  replaceCondition (claimExpired's PutItem)
+#  REPLACE              small,NATT=3,TMAX=3,FAULTS=0,OPERATOR=0,OPTIMISTIC=0,REUSE=0,RENEWS=0,LATE=0  replaceCondition (claimExpired's PutItem)
 #  FENCE_TOKEN          small                                                  fenceCondition: #attempt = :token (commit, release)
 #  FENCE_STATUS         small                                                  fenceCondition: #status IN (:inProgress, :unknown)
-#  RUNNING_TOKEN        small                                                  runningCondition: #attempt = :token (marks, renew)
+#  RUNNING_TOKEN        small,NATT=2,OPTIMISTIC=0,REUSE=0,RENEWS=0,LATE=0       runningCondition: #attempt = :token (marks, renew)
 #  RUNNING_STATUS       small                                                  runningCondition: #status = :inProgress
 #  RENEW_MONOTONE       small,TMAX=8                                           renewCondition: #lease <= :lease, a late renewal never moves the hold back (findings F4; PROPOSED, not yet in the code)
 #  RENEW_EXTERNAL       small                                                  renewUnmarkedCondition: renewUpdate only without #external (findings F1)
@@ -62,7 +62,7 @@ guards=${*:-$(printf '%s\n' "$list" | cut -d' ' -f1)}
 #  NEW_TOKEN            small                                                  Store.transact: a new ClientRequestToken after a cancellation
 #  ASSUME_RETURNED      small                                                  the assumption, not a guard: a handler that has returned has no call in flight (off: -DLEAK_AFTER_RETURN, findings F3)
 fail=0
-printf '%-20s %-8s %-6s %-7s %s\n' guard property depth seconds "bound"
+printf '%-20s %-11s %-6s %-7s %s\n' guard property depth seconds "bound"
 for g in $guards; do
 	bound=${MUTATE_BOUND:-$(printf '%s\n' "$list" | sed -n "s/^$g //p")}
 	[ -n "$bound" ] || { echo "mutate.sh: $g is not in the list" >&2; exit 2; }
@@ -88,7 +88,7 @@ for g in $guards; do
 	*) prop=$(printf '%s' "$what" | cut -c1-40) ;;
 	esac
 	depth=$(printf '%s\n' "$out" | sed -n 's/.*(at depth \([0-9]*\)).*/\1/p' | head -1)
-	printf '%-20s %-8s %-6s %-7s %s\n' "$g" "$prop" "${depth:-?}" "$secs" "$bound"
+	printf '%-20s %-11s %-6s %-7s %s\n' "$g" "$prop" "${depth:-?}" "$secs" "$bound"
 	case $prop in error*) fail=1 ;; esac
 done
 exit $fail
