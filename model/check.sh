@@ -6,8 +6,9 @@
 #          final retry, every fault kind once)
 #   full   2 concurrent attempts (either mode, two intents), the operator, the
 #          final retry; bitstate search (see model/README.md)
-#   renewals  1 attempt as small, the clock to 8 ticks: room for two renewals
-#          (a late one applied after a later one, findings F4); exhaustive
+#   renewals  1 attempt as small, the clock to 9 ticks: room for two renewals
+#          (a late one applied after a later one, findings F4, also when both
+#          are capped at MaxRunTime); exhaustive
 #
 # A bound may name overrides after commas: small,NATT=2,OPERATOR=0 is the
 # small search (hash compaction) with those model bounds (record.pml's
@@ -19,7 +20,9 @@
 # Extra -D flags go to spin (model/mutate.sh passes -DMUT_<GUARD>).
 # Environment: MODEL_DIR (work folder, default a temporary one), PAN_FLAGS,
 # MODEL_CFLAGS (the C compiler's optimisation: -O0 compiles in seconds and
-# suits short searches; the full bound uses -O2).
+# suits short searches; the full bound uses -O2), MODEL_MEMLIM (MB the search
+# may use: 3000, 8000 for renewals). A search cut short by memory or depth
+# fails (exit 3): it proves nothing.
 set -eu
 if ! command -v spin >/dev/null 2>&1; then
 	echo "spin is not installed: the record protocol model needs it (Debian/Ubuntu: apt-get install -y spin)" >&2
@@ -31,9 +34,9 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 base=${bound%%,*}
 case $base in
-small) vars="NATT=1 TMAX=5 FAULTS=1"; cflags="-DHC4"; w=26; opt=-O0 ;;
-full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE"; w=29; opt=-O2 ;;
-renewals) vars="NATT=1 TMAX=8 FAULTS=1"; cflags="-DHC4"; w=27; opt=-O2 ;;
+small) vars="NATT=1 TMAX=6 FAULTS=1"; cflags="-DHC4"; w=26; opt=-O0; mem=3000 ;;
+full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE"; w=29; opt=-O2; mem=3000 ;;
+renewals) vars="NATT=1 TMAX=9 FAULTS=1"; cflags="-DHC4"; w=28; opt=-O2; mem=8000 ;;
 *) echo "check.sh: unknown bound $base (small, full or renewals)" >&2; exit 2 ;;
 esac
 if [ "$bound" != "$base" ]; then
@@ -55,11 +58,16 @@ cp "$here/record.pml" "$dir/"
 cd "$dir"
 echo "bound $bound: $bflags$*"
 spin -a $bflags "$@" record.pml >/dev/null
-cc ${MODEL_CFLAGS:-$opt} -DSAFETY $cflags -DMEMLIM=3000 -o pan pan.c
+cc ${MODEL_CFLAGS:-$opt} -DSAFETY $cflags -DMEMLIM=${MODEL_MEMLIM:-$mem} -o pan pan.c
 # -E: every process may end anywhere (the final retry's end is asserted instead)
 ./pan -m400000 -w"$w" -E ${PAN_FLAGS:-} >pan.out 2>&1 || true
 grep -E "^(State-vector|pan:|.*states, stored|.*transitions|.*hash factor|.*elapsed)" pan.out || true
 if grep -q "errors: 0" pan.out; then
+	# a search cut short (memory or depth) proves nothing
+	if grep -qE "reached -DMEMLIM bound|max search depth too small|out of memory" pan.out; then
+		echo "check.sh: the search did not finish (see above): raise MODEL_MEMLIM (MB) or lower the bound" >&2
+		exit 3
+	fi
 	exit 0
 fi
 echo "counterexample (spin -t $bflags$* record.pml in $dir):" >&2

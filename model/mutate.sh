@@ -41,24 +41,24 @@ guards=${*:-$(printf '%s\n' "$list" | cut -d' ' -f1)}
 #  GUARD                BOUND                                                  WHAT
 #  HELD_HOLD            small                                                  held: #holdUntil >= :nowMs (OwnerMayRun: HoldUntil)
 #  HELD_UNKNOWN         small,LEAK_AFTER_RENEWAL                               OwnerMayRun: an UNKNOWN record with a renewal on record is held (needed only where a handler leaves a call behind, see record.pml)
-#  HOLD_SLACK           small,TMAX=6                                           OwnerHold: + LeaseMargin for clock skew (findings F2)
-#  EXPIRY_HOLD          small,NATT=2,FAULTS=0,OPERATOR=0,OPTIMISTIC=0,REUSE=0  ExpiryFor: never before the hold ends (claim and renewal expirations)
+#  HOLD_SLACK           small                                                  OwnerHold: + LeaseMargin for clock skew (findings F2)
+#  EXPIRY_HOLD          small,NATT=2,TMAX=5,FAULTS=0,OPERATOR=0,OPTIMISTIC=0,REUSE=0  ExpiryFor: never before the hold ends (claim and renewal expirations)
 #  TAKE_EXTERNAL        small                                                  takeable: attribute_not_exists(#external)
 #  REPLACE              small,NATT=3,TMAX=3,FAULTS=0,OPERATOR=0,OPTIMISTIC=0,REUSE=0,RENEWS=0,LATE=0  replaceCondition (claimExpired's PutItem)
 #  FENCE_TOKEN          small                                                  fenceCondition: #attempt = :token (commit, release)
 #  FENCE_STATUS         small                                                  fenceCondition: #status IN (:inProgress, :unknown)
-#  RUNNING_TOKEN        small,NATT=2,OPTIMISTIC=0,REUSE=0,RENEWS=0,LATE=0       runningCondition: #attempt = :token (marks, renew)
+#  RUNNING_TOKEN        small,NATT=2,TMAX=5,OPTIMISTIC=0,REUSE=0,RENEWS=0,LATE=0       runningCondition: #attempt = :token (marks, renew)
 #  RUNNING_STATUS       small                                                  runningCondition: #status = :inProgress
-#  RENEW_MONOTONE       small,TMAX=8                                           renewCondition: #lease <= :lease, a late renewal never moves the hold back (findings F4; PROPOSED, not yet in the code)
+#  RENEW_MONOTONE       small,TMAX=8                                           renewCondition: #renewedAt <= :renewedAt, a late renewal never moves the hold back (findings F4)
 #  RENEW_EXTERNAL       small                                                  renewUnmarkedCondition: renewUpdate only without #external (findings F1)
 #  EXTERNAL_TTL         small                                                  markExternalUpdate: REMOVE #expiration
 #  UNKNOWN_TTL          small                                                  markUnknownUpdate: REMOVE #expiration
 #  RECONCILE_HELD       small                                                  Judge: a held record is never VerdictReconcile (op.existing, op.reconcile)
 #  OPERATOR_GATE        small                                                  Records.Judge before Resolve/Forget (dynamostore/records.go, the command)
 #  UNCHANGED            small                                                  UnchangedCondition (Records' writes fenced on the record as read)
-#  EXISTING_FP          small,NATT=2,FAULTS=0,OPERATOR=0,OPTIMISTIC=0          op.existing: ErrKeyReused on another fingerprint
+#  EXISTING_FP          small,NATT=2,TMAX=5,FAULTS=0,OPERATOR=0,OPTIMISTIC=0          op.existing: ErrKeyReused on another fingerprint
 #  MARK_BEFORE_DISPATCH small                                                  Attempt.BeginExternal before the external call
-#  OWN_LOST_COMMIT      small,NATT=2,FAULTS=0,OPTIMISTIC=0,REUSE=0             ownLostCommit: our token AND our outcome bytes (op.commit, op.reconcile)
+#  OWN_LOST_COMMIT      small,NATT=2,TMAX=5,FAULTS=0,OPTIMISTIC=0,REUSE=0             ownLostCommit: our token AND our outcome bytes (op.commit, op.reconcile)
 #  NEW_TOKEN            small                                                  Store.transact: a new ClientRequestToken after a cancellation
 #  ASSUME_RETURNED      small                                                  the assumption, not a guard: a handler that has returned has no call in flight (off: -DLEAK_AFTER_RETURN, findings F3)
 fail=0

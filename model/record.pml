@@ -424,18 +424,21 @@ inline markUnknown(ptok, pc, pok) {
 #else
 #define renewExtOK(e) (e || !r.ext)
 #endif
-/* renewCondition: #lease <= :lease, a renewal never moves the lease (and the
- * hold and #renewedAt written with it) back: one whose client gave up and
- * that DynamoDB applies after a later one would shorten the hold of an owner
- * that got the later renewal through (findings F4; -DMUT_RENEW_MONOTONE) */
+/* renewCondition: #renewedAt <= :renewedAt, a renewal never moves the last
+ * renewal (and the lease and hold written with it) back: one whose client
+ * gave up and that DynamoDB applies after a later one would shorten the hold
+ * of an owner that got the later renewal through (findings F4, 4ac93d9;
+ * -DMUT_RENEW_MONOTONE). A lease comparison (#lease <= :lease) is not
+ * enough: two renewals capped at MaxRunTime write the same lease and
+ * different holds (the renewals bound finds that case at 9 ticks). */
 #ifdef MUT_RENEW_MONOTONE
-#define renewForward(w) 1
+#define renewForward(pc) 1
 #else
-#define renewForward(w) (r.lease <= w)
+#define renewForward(pc) (r.renewed <= pc)
 #endif
 inline renew(pme, ptok, pc, pwant, phold, pexp, pext, psent, pok) {
 	if
-	:: runningOK(ptok) && renewLease(pc) && renewExtOK(pext) && renewForward(pwant) ->
+	:: runningOK(ptok) && renewLease(pc) && renewExtOK(pext) && renewForward(pc) ->
 		r.lease = pwant; r.hold = phold; r.renewed = pc; pok = 1;
 		/* a renewal that got through is a sign of life at its sending (a late one
 		 * applied after a later one is no later sign) */
@@ -467,13 +470,13 @@ inline renew(pme, ptok, pc, pwant, phold, pexp, pext, psent, pok) {
 
 /*
  * -DSIM (model/replay's samples only): the clock ticks only after some
- * store write since the last tick, so that random simulation does not
- * mostly stall the attempts until they stop.
+ * store write since the last tick (or once the attempts ended), so that
+ * random simulation does not mostly stall the attempts until they stop.
  */
 #ifdef SIM
 byte nw, ntw;
 #define SIMSTEP nw++
-#define SIMTICK (nw != ntw) ->
+#define SIMTICK (nw != ntw || finished >= NATT) ->
 #define SIMTOCK ntw = nw;
 #else
 #define SIMSTEP skip
@@ -875,7 +878,14 @@ proctype Operator() {
 	byte c, f, exp, v;
 	bit ok, err;
 	/* Records.Read, then Records.Judge */
-	atomic { c = clk(OPID); COPY(cur, r); v = opJudge(cur, c); printf("EV %d opread v=%d\n", me, v) }
+	atomic {
+#ifdef SIM
+		/* model/replay's samples: the operator looks at a record nobody may run
+		 * under any more, or once the attempts ended (random simulation would
+		 * otherwise mostly read before the first claim, or a held record) */
+		(r.st != ABSENT && !ownerMayRun(r, clk(OPID))) || (finished >= NATT && (r.st == ABSENT || now == TMAX)) ->
+#endif
+		c = clk(OPID); COPY(cur, r); v = opJudge(cur, c); printf("EV %d opread v=%d\n", me, v) }
 	if
 	:: v == V_RECONCILE && landed > 0 ->
 		/* resolve --done: PutItem of the completed item under the owner's token */

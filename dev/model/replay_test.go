@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,7 +42,7 @@ func TestReplaySchedules(t *testing.T) {
 	}
 	want := envInt("MODEL_SCHEDULES", 12)
 	seed := envInt("MODEL_SEED", 1)
-	replayed, disagreements := 0, 0
+	replayed, disagreements, operated := 0, 0, 0
 	for ; replayed < want; seed++ {
 		evs, err := sample(pml, seed)
 		if err != nil {
@@ -51,6 +52,12 @@ func TestReplaySchedules(t *testing.T) {
 			continue
 		}
 		replayed++
+		for _, e := range evs {
+			if e.actor == operator && e.kind == "w" {
+				operated++
+				break
+			}
+		}
 		t.Run("seed="+strconv.Itoa(seed), func(t *testing.T) {
 			if d := replay(t, evs); d != "" {
 				disagreements++
@@ -58,7 +65,7 @@ func TestReplaySchedules(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d schedules replayed, %d disagreements", replayed, disagreements)
+	t.Logf("%d schedules replayed (%d with an operator's resolve or forget), %d disagreements", replayed, operated, disagreements)
 }
 
 func envInt(name string, def int) int {
@@ -192,7 +199,10 @@ type result struct {
 // final retry gets its answer ((e)). External calls are made by the
 // handlers when the schedule says, after a BeginExternal the code accepted,
 // so (b) follows from the agreement of the writes and the reconcile
-// answers.
+// answers. The operator is dynamostore.Records: its read is judged as the
+// model judges it (Records.Judge on its clock), its resolve or forget is the
+// write the model makes, with the model's fault, and ends as the model's
+// (written, refused as changed, or an error).
 func replay(t *testing.T, evs []event) string {
 	ctx := context.Background()
 	ep := ddbtest.Start(t)
@@ -307,6 +317,33 @@ func replay(t *testing.T, evs []event) string {
 			close(a.steps)
 		}
 	})
+	// the operator: its reads pass (the model's read is one atomic step), its
+	// writes are held like the attempts'
+	opClient := ddbtest.NewClient(srv, func(o *ddbtest.ClientOptions) {
+		o.MaxAttempts = 2
+		o.HTTPClient = &http.Client{Transport: actorTransport{operator, http.DefaultTransport}}
+	})
+	recOpts := func(o *dynamostore.Options) { o.MaxRunTime = maxRunTime }
+	records, err := dynamostore.NewRecords(opClient, table, recOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := dynamostore.NewRecords(raw, table, recOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opOutcome, err := lambdaidem.EncodeStoredOutcome(lambdaidem.StoredOutcome{Value: json.RawMessage(`"op-out"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		opRec     lambdaidem.Record
+		opNow     time.Time
+		opVerdict lambdaidem.Verdict
+		opDone    chan error
+		opFault   int
+		opOK      int
+	)
 	next := func(a int) (*pending, bool) {
 		select {
 		case p := <-g.queue(a):
@@ -325,7 +362,8 @@ func replay(t *testing.T, evs []event) string {
 		return event{}
 	}
 	opsOf := map[int][]string{wClaim: {"UpdateItem"}, wClaimPut: {"PutItem"}, wRelease: {"DeleteItem"},
-		wCommit: {"PutItem", "TransactWriteItems"}, wMarkExt: {"UpdateItem"}, wMarkUnk: {"UpdateItem"}, wRenew: {"UpdateItem"}}
+		wCommit: {"PutItem", "TransactWriteItems"}, wMarkExt: {"UpdateItem"}, wMarkUnk: {"UpdateItem"}, wRenew: {"UpdateItem"},
+		wDone: {"PutItem"}, wNotDone: {"DeleteItem"}, wForget: {"DeleteItem"}}
 	modelCommits := 0
 	started := false
 	for i, e := range evs {
@@ -369,8 +407,41 @@ func replay(t *testing.T, evs []event) string {
 				return depart("the model reconciles; the code did not call Reconcile")
 			}
 			a.reconcile <- e.arg
+		case "opread":
+			// Records.Read, then Records.Judge on the operator's clock
+			opNow = clock.Now().Add(skewTicks * tick)
+			rec, err := reader.Read(ctx, key)
+			if err != nil && !errors.Is(err, dynamostore.ErrRecordNotFound) {
+				t.Fatal(err)
+			}
+			opRec, opVerdict = rec, records.Judge(rec, opNow)
+			if int(opVerdict) != e.n {
+				return depart("the model's operator reads verdict %d; Records.Judge says %v", e.n, opVerdict)
+			}
 		case "w", "cancelled", "get":
-			if a.inHandler && (e.code == wCommit || e.code == wMarkUnk || e.code == wRelease || e.kind == "cancelled") {
+			if e.actor == operator && e.kind == "w" && !e.resend {
+				opDone, opFault, opOK = make(chan error, 1), e.fault, e.ok
+				go func(code int, rec lambdaidem.Record, now time.Time, v lambdaidem.Verdict, done chan error) {
+					switch {
+					case code == wDone:
+						// resolve --done: the model keeps a later expiration, else the horizon
+						exp := now.Add(retryHorizon)
+						if rec.ExpiresAt.After(exp) {
+							exp = rec.ExpiresAt
+						}
+						done <- records.Resolve(ctx, rec, dynamostore.Resolution{Done: true, Outcome: opOutcome, Now: now, ExpiresAt: exp})
+					case code == wNotDone && v.Settleable():
+						done <- records.Resolve(ctx, rec, dynamostore.Resolution{Done: false, Now: now})
+					default:
+						// forget: a completed record, or one nobody runs under
+						done <- records.Forget(ctx, rec, dynamostore.Forgetting{Now: now})
+					}
+				}(e.code, opRec, opNow, opVerdict, opDone)
+			}
+			if e.actor == operator && e.resend {
+				opOK = e.ok
+			}
+			if a != nil && a.inHandler && (e.code == wCommit || e.code == wMarkUnk || e.code == wRelease || e.kind == "cancelled") {
 				a.inHandler = false
 				if e.code == wCommit || e.kind == "cancelled" {
 					a.steps <- "ok"
@@ -435,6 +506,11 @@ func replay(t *testing.T, evs []event) string {
 			if e.kind == "w" && e.code == wCommit && e.ok == 1 && e.fault != fErr && p.op == "TransactWriteItems" {
 				modelCommits++
 			}
+			if nx := peek(i, operator); e.actor == operator && !(nx.kind == "w" && nx.resend) {
+				if d := sameOperatorEnd(opDone, opFault, opOK); d != "" {
+					return depart("%s", d)
+				}
+			}
 		case "end":
 			if e.n == endStopped {
 				continue // the model stopped it: its goroutine is left blocked
@@ -463,14 +539,40 @@ func replay(t *testing.T, evs []event) string {
 	return ""
 }
 
+// sameOperatorEnd compares how the operator's write ended with what the
+// model says: written (nil), refused as changed, or an error after a fault
+// the model gave it (on every try, or its answer lost every time).
+func sameOperatorEnd(done chan error, fault, ok int) string {
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		return "the model's operator wrote; Records did not return"
+	}
+	switch {
+	case fault == fErr || fault == fLostErr:
+		if err == nil {
+			return "the model's operator write failed; Records returned nil"
+		}
+	case ok == 1 && err != nil:
+		return fmt.Sprintf("the model's operator write applied; Records returned %v", err)
+	case ok == 0 && !errors.Is(err, dynamostore.ErrRecordChanged):
+		return fmt.Sprintf("the model's operator write was refused (the record changed); Records returned %v", err)
+	}
+	return ""
+}
+
 // sameEnd compares how the model's attempt ended with what Do returned.
 func sameEnd(e event, r result) string {
 	want := ""
 	switch e.n {
 	case endAnswer:
-		if e.out <= final {
+		switch {
+		case e.out == 2*(natt+3): // OPOUT: the operator's resolve --done
+			want = "op-out"
+		case e.out <= final:
 			want = "out-" + strconv.Itoa(e.out)
-		} else {
+		default:
 			want = "rec-" + strconv.Itoa(e.out-(natt+3))
 		}
 		if r.err != nil || r.out != want {

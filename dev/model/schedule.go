@@ -16,16 +16,18 @@ import (
 )
 
 // The bound the replayed schedules are sampled at: two concurrent attempts
-// (the second claim-first or optimistic, either intent), the final retry,
-// no renewals (the Go renewer runs on its own timer, which a schedule does
-// not drive), no late writes (the endpoint cannot apply a write after its
-// client gave up) and no operator.
-var sampleFlags = []string{"-DSIM", "-DNATT=2", "-DRENEWS=0", "-DLATE=0", "-DOPERATOR=0", "-DFAULTS=2"}
+// (the second claim-first or optimistic, either intent), the operator (one
+// action: resolve --done, resolve --not-done or forget, through
+// dynamostore.Records), the final retry, no renewals (the Go renewer runs
+// on its own timer, which a schedule does not drive) and no late writes
+// (the endpoint cannot apply a write after its client gave up).
+var sampleFlags = []string{"-DSIM", "-DNATT=2", "-DRENEWS=0", "-DLATE=0", "-DOPERATOR=1", "-DFAULTS=2"}
 
-// The model's actors: attempts 1..natt, the final retry.
+// The model's actors: attempts 1..natt, the operator, the final retry.
 const (
-	natt  = 2
-	final = natt + 2
+	natt     = 2
+	operator = natt + 1
+	final    = natt + 2
 )
 
 // The write codes of the model's trace (W_* in record.pml).
@@ -37,6 +39,9 @@ const (
 	wRenew    = 5
 	wMarkExt  = 6
 	wMarkUnk  = 7
+	wDone     = 8  // resolve --done: Records.Resolve, Done
+	wNotDone  = 9  // resolve --not-done (Records.Resolve) or forget of an in-progress record nobody runs under
+	wForget   = 10 // forget of a completed record (Records.Forget)
 )
 
 // The faults (F_* in record.pml).
@@ -62,12 +67,12 @@ const (
 // event is one line "EV <actor> <kind> ..." of a simulation.
 type event struct {
 	actor int
-	kind  string // cfg, tick, final, ttl, land, drop, w, get, run, dispatch, handler, reconcile, cancelled, end
+	kind  string // cfg, tick, final, ttl, land, drop, w, get, run, dispatch, handler, reconcile, cancelled, end, opread
 	// w: the write, its fault, whether its condition held; resend: the SDK's resend
 	code, fault, ok int
 	resend          bool
 	arg             string         // reconcile: done, notdone, cannottell
-	n               int            // tick, final: the time; end: why
+	n               int            // tick, final: the time; end: why; opread: the verdict
 	out             int            // end: the outcome
 	cfg             map[string]int // cfg: mode, fp, renews, skew
 	line            string
@@ -131,6 +136,8 @@ func parse(text string) ([]event, error) {
 		case "end":
 			e.n, _ = strconv.Atoi(f[3])
 			e.out = kv["out"]
+		case "opread":
+			e.n = kv["v"]
 		}
 		evs = append(evs, e)
 	}
