@@ -22,7 +22,7 @@
  * likes, and is applied even if its sender stops meanwhile.
  */
 
-/* ---- bounds (make model: the defaults; make test: -DNATT=2 ...) ---------- */
+/* ---- bounds (defaults; model/check.sh sets them per bound: small, full, renewals) */
 #ifndef NATT
 #define NATT 3          /* attempts: invocations of lambdaidem.Do on the key */
 #endif
