@@ -7,7 +7,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/smithy-go v1.28.9
-	github.com/lambdaidem/lambdaidem v0.1.0
+	github.com/lambdaidem/lambdaidem v0.2.0
 	github.com/truora/minidyn v0.8.2
 )
 

@@ -22,11 +22,11 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
 	github.com/aws/smithy-go v1.28.9
-	github.com/lambdaidem/lambdaidem v0.1.0
-	github.com/lambdaidem/lambdaidem/ddbtest v0.1.0
+	github.com/lambdaidem/lambdaidem v0.2.0
+	github.com/lambdaidem/lambdaidem/ddbtest v0.2.0
 	github.com/lambdaidem/lambdaidem/examples v0.0.0-00010101000000-000000000000
-	github.com/lambdaidem/lambdaidem/kmsseal v0.1.0
-	github.com/lambdaidem/lambdaidem/outboxaws v0.1.0
+	github.com/lambdaidem/lambdaidem/kmsseal v0.2.0
+	github.com/lambdaidem/lambdaidem/outboxaws v0.2.0
 	github.com/sirupsen/logrus v1.9.4
 	golang.org/x/mod v0.42.0
 )

@@ -11,10 +11,10 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/kms v1.63.0
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
 	github.com/go-chi/chi/v5 v5.5.0
-	github.com/lambdaidem/lambdaidem v0.1.0
-	github.com/lambdaidem/lambdaidem/ddbtest v0.1.0
-	github.com/lambdaidem/lambdaidem/kmsseal v0.1.0
-	github.com/lambdaidem/lambdaidem/outboxaws v0.1.0
+	github.com/lambdaidem/lambdaidem v0.2.0
+	github.com/lambdaidem/lambdaidem/ddbtest v0.2.0
+	github.com/lambdaidem/lambdaidem/kmsseal v0.2.0
+	github.com/lambdaidem/lambdaidem/outboxaws v0.2.0
 )
 
 require (

@@ -6,7 +6,7 @@ require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/kms v1.63.0
 	github.com/aws/smithy-go v1.28.9
-	github.com/lambdaidem/lambdaidem v0.1.0
+	github.com/lambdaidem/lambdaidem v0.2.0
 )
 
 require (

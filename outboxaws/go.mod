@@ -7,7 +7,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/eventbridge v1.55.11
 	github.com/aws/aws-sdk-go-v2/service/sns v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
-	github.com/lambdaidem/lambdaidem v0.1.0
+	github.com/lambdaidem/lambdaidem v0.2.0
 )
 
 require (

@@ -7,8 +7,8 @@ require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/aws-sdk-go-v2/service/kms v1.63.0
-	github.com/lambdaidem/lambdaidem v0.1.0
-	github.com/lambdaidem/lambdaidem/kmsseal v0.1.0
+	github.com/lambdaidem/lambdaidem v0.2.0
+	github.com/lambdaidem/lambdaidem/kmsseal v0.2.0
 )
 
 require (
@@ -26,6 +26,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
-	github.com/lambdaidem/lambdaidem/ddbtest v0.1.0
+	github.com/lambdaidem/lambdaidem/ddbtest v0.2.0
 	github.com/truora/minidyn v0.8.2 // indirect
 )
