@@ -174,6 +174,14 @@ func isAlias(id string) bool {
 // encryption key; the one outcomes are sealed under must be enabled.
 func (k *KeyService) describe(ctx context.Context, id string, sealing bool) (string, error) {
 	out, err := k.client.DescribeKey(ctx, &kms.DescribeKeyInput{KeyId: aws.String(id)})
+	if nf := (*types.NotFoundException)(nil); errors.As(err, &nf) {
+		if sealing {
+			return "", fmt.Errorf("kmsseal: key %s does not exist (a typo, another account or Region, or deleted): %w", id, err)
+		}
+		// A deleted previous key fails every cold start until it is
+		// unlisted: say so, rather than suggest a missing permission.
+		return "", fmt.Errorf("kmsseal: previous key %s does not exist (a typo, another account or Region, or deleted): outcomes sealed under a deleted key cannot be opened, so remove it from PreviousKeys (%s): %w", id, EnvPreviousKeys, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("kmsseal: DescribeKey %s (the role needs kms:DescribeKey on it): %w", id, err)
 	}
