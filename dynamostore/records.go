@@ -296,9 +296,9 @@ func (r *Records) scanInput(seg, segments int, o ScanOptions) *dynamodb.ScanInpu
 	if o.PageSize > 0 {
 		in.Limit = aws.Int32(o.PageSize)
 	}
-	values := map[string]types.AttributeValue{}
+	shared := r.opts.SortKeyAttr != ""
 	var filter expression
-	switch shared := r.opts.SortKeyAttr != ""; {
+	switch {
 	case shared && o.Status != "":
 		filter = r.x.currentStatusRecords
 	case shared:
@@ -308,7 +308,8 @@ func (r *Records) scanInput(seg, segments int, o ScanOptions) *dynamodb.ScanInpu
 	default:
 		return in
 	}
-	if r.opts.SortKeyAttr != "" {
+	values := map[string]types.AttributeValue{}
+	if shared {
 		values[":sk"] = str(r.opts.SortKeyValue)
 	}
 	if o.Status != "" {
