@@ -251,17 +251,25 @@ func TestStreamPollerShardsAreIndependent(t *testing.T) {
 	stop := p.Start(t.Context())
 	defer stop()
 	base0, base1 := countOn(s, shards[0]), countOn(s, shards[1])
+	// The probes go through first, on each shard at its own pace: only
+	// then does a checkpoint at base0 mean "stopped at the poison".
+	waitCheckpoint := func(shard string, want int, what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for p.Checkpoint(shard) < want {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitCheckpoint(shards[0], base0, "shard 0 did not process its probe records")
+	waitCheckpoint(shards[1], base1, "shard 1 did not process its probe records")
 	s.Put(onShard[0], []byte("poison")) // blocks shard 0 (unbounded retries)
 	s.Put(onShard[1], []byte("fine"))
-	deadline := time.Now().Add(5 * time.Second)
-	for p.Checkpoint(shards[1]) < base1+1 {
-		if time.Now().After(deadline) {
-			t.Fatal("shard 1 did not move past its record while shard 0 was blocked")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if p.Checkpoint(shards[0]) != base0 {
-		t.Fatalf("shard 0's checkpoint moved past the poison record")
+	waitCheckpoint(shards[1], base1+1, "shard 1 did not move past its record while shard 0 was blocked")
+	if got := p.Checkpoint(shards[0]); got != base0 {
+		t.Fatalf("shard 0's checkpoint is %d; want %d, stopped at the poison record", got, base0)
 	}
 }
 
