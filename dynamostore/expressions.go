@@ -86,11 +86,13 @@ const (
 		" #createdAt = if_not_exists(#createdAt, :createdAt), #attempts = if_not_exists(#attempts, :zero) + :one"
 
 	// claimUpdate is a claim with a request fingerprint; a takeover drops
-	// what an earlier attempt left.
-	claimUpdate = claimSet + ", #validation = :fingerprint REMOVE #data, #completedAt"
+	// what an earlier attempt left, the former owner's last renewal among
+	// it: the new owner has not renewed, and an UNKNOWN record is held
+	// only with a renewal of its own owner on record (lambdaidem.OwnerMayRun).
+	claimUpdate = claimSet + ", #validation = :fingerprint REMOVE #data, #completedAt, #renewedAt"
 
 	// claimUpdateUnvalidated is a claim without a fingerprint.
-	claimUpdateUnvalidated = claimSet + " REMOVE #data, #completedAt, #validation"
+	claimUpdateUnvalidated = claimSet + " REMOVE #data, #completedAt, #renewedAt, #validation"
 
 	// markExternalUpdate marks an external effect begun, with the time of
 	// its first dispatch and the downstream's deduplication window (the

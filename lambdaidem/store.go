@@ -48,10 +48,11 @@ type Record struct {
 	// record is never taken over when its lease lapses: the owner may have
 	// died after the effect began, so the record is as good as UNKNOWN.
 	External bool
-	// RenewedAt is when an owner of the in-progress record last renewed its
-	// lease (see [Store.Renew]); zero if none did. It is kept by a takeover
-	// (a former owner that renewed may still be running) and when the
-	// record becomes UNKNOWN.
+	// RenewedAt is when the owner of the in-progress record last renewed its
+	// lease (see [Store.Renew]); zero if it did not. A takeover clears it
+	// (the new owner has not renewed; the former one can no longer be
+	// running, or the record would be held), and it is kept when the record
+	// becomes UNKNOWN.
 	RenewedAt time.Time
 	// Renews records, at claim, whether the owner renews its lease while
 	// its handler runs (Options.Renew): such an owner runs where deadlines
@@ -164,8 +165,8 @@ type Store interface {
 	// expired (a fresh record: one attempt, created now), or taken over (an
 	// in-progress record without an external effect whose owner cannot be
 	// running any more: the attempt count goes up by one, the creation time
-	// and RenewedAt are kept). It writes c's lease, expiration, Renews and
-	// HoldUntil. It returns the new record and true, or the record in the
+	// is kept and RenewedAt cleared). It writes c's lease, expiration, Renews
+	// and HoldUntil. It returns the new record and true, or the record in the
 	// way and false.
 	Claim(ctx context.Context, c Claim) (Record, bool, error)
 

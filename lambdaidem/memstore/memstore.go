@@ -146,7 +146,6 @@ func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Recor
 		// Takeover of a lapsed lease: the same operation, one more attempt.
 		r.Attempts = old.Attempts + 1
 		r.CreatedAt = old.CreatedAt
-		r.RenewedAt = old.RenewedAt
 	}
 	s.records[c.Key] = r
 	return r, true, nil

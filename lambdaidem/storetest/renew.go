@@ -45,11 +45,26 @@ func testRenewExtendsLease(t *testing.T, h Harness) {
 	if got := get(t, h, key, t0.Add(horizon+time.Minute)); !got.Exists() {
 		t.Fatal("the renewed record expired at the claim's TTL; want the renewed TTL")
 	}
-	// Past the renewed lease: a takeover, which has not renewed.
-	rec = mustClaim(t, h, claimAt(key, "B", r.LeaseUntil.Add(time.Second)))
+	// Past the renewed lease: a takeover by an owner that renews (its hold
+	// runs for its MaxRunTime) and has not renewed yet. The former owner's
+	// renewal is not the new owner's: it is cleared.
+	b := claimAt(key, "B", r.LeaseUntil.Add(time.Second))
+	b.Renews, b.HoldUntil = true, b.Now.Add(30*time.Minute)
+	rec = mustClaim(t, h, b)
 	wantStatus(t, rec, lambdaidem.StatusInProgress, "B")
-	if got := get(t, h, key, r.LeaseUntil.Add(time.Second)); !sameTime(got.RenewedAt, r.Now) {
-		t.Fatalf("taken-over record renewed at %v; want the former owner's %v kept", got.RenewedAt, r.Now)
+	if got := get(t, h, key, b.Now); !got.RenewedAt.IsZero() {
+		t.Fatalf("taken-over record renewed at %v; want no renewal (the former owner's cleared)", got.RenewedAt.Sub(t0))
+	}
+	// B returns an ambiguous error before any renewal: UNKNOWN, reconciled
+	// as soon as its lease ends (lambdaidem.OwnerMayRun holds an UNKNOWN
+	// record only with a renewal on record), not held for B's MaxRunTime
+	// on the strength of A's renewal.
+	if ok, err := h.Store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key, Token: "B"}); err != nil || !ok {
+		t.Fatalf("MarkUnknown(B) = %v, %v", ok, err)
+	}
+	after := b.LeaseUntil.Add(time.Second)
+	if v := lambdaidem.Judge(get(t, h, key, after), after, 30*time.Minute); v != lambdaidem.VerdictReconcile {
+		t.Fatalf("UNKNOWN record of a taken-over owner that never renewed, after its lease: %v; want %v", v, lambdaidem.VerdictReconcile)
 	}
 }
 

@@ -206,6 +206,11 @@ func TestSettlingIsFencedOnWhatWasRead(t *testing.T) {
 		{"it was resolved meanwhile (status)", "SET #s = :v", &types.AttributeValueMemberS{Value: "COMPLETED"}},
 		{"its expiration moved", "SET expiration = :v", &types.AttributeValueMemberN{Value: "1900000000"}},
 		{"its lease was renewed", "SET in_progress_expiration = :v", &types.AttributeValueMemberN{Value: "1900000000000"}},
+		// Two renewals capped at MaxRunTime write the same lease: the later
+		// one changes only the renewal time and the hold, and it holds the
+		// record again (the security review of issue 32).
+		{"it was renewed again at the same lease (renewal time)", "SET renewed_at = :v", &types.AttributeValueMemberN{Value: "1900000000000"}},
+		{"its hold moved (hold)", "SET hold_until = :v", &types.AttributeValueMemberN{Value: "1900000000000"}},
 		{"its external mark changed", "SET #x = :v", &types.AttributeValueMemberBOOL{Value: false}},
 		{"its attempt count changed", "SET attempts = :v", &types.AttributeValueMemberN{Value: "7"}},
 	}
@@ -609,5 +614,61 @@ func TestSettlingRetriesATransactionConflict(t *testing.T) {
 	}
 	if after, err := r.Read(ctx, recordKey("contended")); err != nil || after.Status != lambdaidem.StatusCompleted || after.Token != rec.Token {
 		t.Fatalf("after: %+v, %v; want COMPLETED under the owner's token", after, err)
+	}
+}
+
+// TestSettlingRefusesALateRenewalAtTheSameLease: the security review's case
+// of issue 32. A renewing owner's two renewals are capped at its MaxRunTime,
+// so both ask for the same lease. The operator reads the record after the
+// first renewal's hold has ended (an external record nobody runs: settleable),
+// then the second renewal, sent before that lease ended and applied by
+// DynamoDB late, holds the record again with only its renewal time and hold
+// changed. resolve --not-done must then be refused: the owner may still be
+// running, and its effect may still land.
+func TestSettlingRefusesALateRenewalAtTheSameLease(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	r := e.records(t)
+	const maxRun = 10 * time.Minute
+	t0 := time.Unix(1_800_000_000, 0)
+	key := recordKey("late-renewal")
+	lease := t0.Add(maxRun) // both renewals capped here
+	claim := lambdaidem.Claim{Key: key, Token: "A", Now: t0, LeaseUntil: lease, Renews: true,
+		HoldUntil: t0.Add(maxRun), ExpiresAt: t0.Add(horizon)}
+	if _, ok, err := e.store.Claim(ctx, claim); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	if ok, err := e.store.MarkExternal(ctx, lambdaidem.Fence{Key: key, Token: "A", Now: t0}); err != nil || !ok {
+		t.Fatalf("MarkExternal = %v, %v", ok, err)
+	}
+	renewal := func(at time.Time) lambdaidem.Renewal {
+		return lambdaidem.Renewal{Key: key, Token: "A", Now: at, LeaseUntil: lease, HoldUntil: at.Add(maxRun), External: true}
+	}
+	first, second := renewal(t0.Add(8*time.Minute)), renewal(t0.Add(9*time.Minute))
+	if ok, err := e.store.Renew(ctx, first); err != nil || !ok {
+		t.Fatalf("first Renew = %v, %v", ok, err)
+	}
+	// The operator reads after the first renewal's hold has ended.
+	now := first.HoldUntil.Add(time.Second)
+	rec, err := r.Read(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Judge(rec, now); !v.Settleable() {
+		t.Fatalf("verdict at the operator's read: %v; want settleable", v)
+	}
+	// The second renewal lands now: the same lease, a later renewal and hold.
+	if ok, err := e.store.Renew(ctx, second); err != nil || !ok {
+		t.Fatalf("late Renew = %v, %v", ok, err)
+	}
+	if err := r.Resolve(ctx, rec, dynamostore.Resolution{Now: now}); !errors.Is(err, dynamostore.ErrRecordChanged) {
+		t.Fatalf("resolve --not-done after a renewal at the same lease: %v; want ErrRecordChanged", err)
+	}
+	after, err := r.Read(ctx, key)
+	if err != nil {
+		t.Fatalf("the record is gone after the refused resolve: %v", err)
+	}
+	if v := r.Judge(after, now); v != lambdaidem.VerdictHeld {
+		t.Fatalf("verdict after the late renewal: %v; want held", v)
 	}
 }
