@@ -22,12 +22,20 @@
 //     under (the old key, until the retry horizon has passed since the
 //     rotation); Decrypt tries the current key, then each of them.
 //   - A KeyService made from an alias looks the alias up again (at most
-//     once a minute) before it generates a data key, and when no accepted
-//     key opens one: a process started before the rotation seals under the
-//     new key from its next data key on (seal.Options.MaxKeyAge, 5 minutes
-//     by default), and opens what new processes sealed. Outcomes are then
+//     once a minute) before it generates a data key: a process started
+//     before the rotation seals under the new key from its next data key
+//     on (seal.Options.MaxKeyAge, 5 minutes by default). Outcomes are then
 //     sealed under the old key until about MaxKeyAge after the rotation,
 //     which is when the retry horizon of PreviousKeys starts.
+//   - When KMS refuses a call in a way a moved alias explains (no accepted
+//     key opens a data key; the key data keys are generated under is
+//     disabled, pending deletion or no longer allowed), a KeyService made
+//     from an alias looks it up at once, and uses the key it names now: a
+//     process started before the rotation opens what new processes sealed
+//     from the first one it meets. Such a look-up is made at most once
+//     every few seconds (a flood of foreign data keys must not exhaust the
+//     DescribeKey quota); a refusal met while it may not look is
+//     unavailable for now (ErrKeyUnavailable: retry later), not refused.
 //
 // Each response's KeyId is checked against the key asked for; a response
 // naming another key is refused. Automatic rotation keeps the key ARN and
@@ -108,15 +116,20 @@ type KeyService struct {
 	now    func() time.Time
 
 	mu       sync.Mutex
-	current  string   // the key ARN data keys are generated under
-	accepted []string // key ARNs Decrypt tries: current first
-	looked   time.Time
+	current  string    // the key ARN data keys are generated under
+	accepted []string  // key ARNs Decrypt tries: current first
+	looked   time.Time // the last look-up of the alias
+	forced   time.Time // the last look-up a refusal asked for
 }
 
 var _ seal.KeyService = (*KeyService)(nil)
 
-// realias bounds how often an alias is looked up again.
-const realias = time.Minute
+// realias bounds how often an alias is looked up again before a data key
+// is generated; reforce how often a refusal may have it looked up at once.
+const (
+	realias = time.Minute
+	reforce = 5 * time.Second
+)
 
 // New returns a KeyService that generates data keys under the KMS key
 // keyID (a key id, key ARN, alias name or alias ARN) and decrypts those of
@@ -201,8 +214,20 @@ func (k *KeyService) describe(ctx context.Context, id string, sealing bool) (str
 // key ARN. A KeyService made from an alias first looks the alias up again
 // if it has not for a minute, and generates under the key it names now.
 func (k *KeyService) GenerateDataKey(ctx context.Context, ec map[string]string) ([]byte, []byte, error) {
-	k.moved(ctx)
-	arn := k.KeyARN()
+	k.moved(ctx, false)
+	plain, blob, err := k.generate(ctx, k.KeyARN(), ec)
+	if err == nil || !refusedByKey(err) {
+		return plain, blob, err
+	}
+	arn, err := k.afterRefusal(ctx, err, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k.generate(ctx, arn, ec)
+}
+
+// generate calls GenerateDataKey under the key arn.
+func (k *KeyService) generate(ctx context.Context, arn string, ec map[string]string) ([]byte, []byte, error) {
 	out, err := k.client.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{
 		KeyId:             aws.String(arn),
 		KeySpec:           types.DataKeySpecAes256,
@@ -219,8 +244,9 @@ func (k *KeyService) GenerateDataKey(ctx context.Context, ec map[string]string) 
 
 // Decrypt calls KMS Decrypt naming a key ARN: the current key's, then, for
 // a data key of another key (IncorrectKeyException), each previous key's,
-// and, for a KeyService made from an alias, the key the alias names now.
-// The KeyId of the answer must be the key asked for.
+// and, for a KeyService made from an alias, the key the alias names now
+// (looked up at once; see the package doc). The KeyId of the answer must be
+// the key asked for.
 func (k *KeyService) Decrypt(ctx context.Context, encrypted []byte, ec map[string]string) ([]byte, error) {
 	k.mu.Lock()
 	tried := slices.Clone(k.accepted)
@@ -233,10 +259,39 @@ func (k *KeyService) Decrypt(ctx context.Context, encrypted []byte, ec map[strin
 		}
 		last = err
 	}
-	if arn, ok := k.moved(ctx); ok {
-		return k.decrypt(ctx, arn, encrypted, ec)
+	arn, err := k.afterRefusal(ctx, last, true)
+	if err != nil {
+		return nil, err
 	}
-	return nil, last
+	return k.decrypt(ctx, arn, encrypted, ec)
+}
+
+// afterRefusal is what a refusal that a moved alias explains (err) leaves
+// to try: the key a KeyService made from an alias names now, looked up at
+// once, if it is one not accepted before. Otherwise it returns err: refused
+// for good when the alias was looked up and names no new key (or there is
+// no alias); with forNow, when a look-up was made less than reforce ago,
+// unavailable for now, so that a retry looks again (Decrypt: the data key
+// may be of a key the alias names since; GenerateDataKey keeps its refusal,
+// having looked the alias up at most a minute ago).
+func (k *KeyService) afterRefusal(ctx context.Context, err error, forNow bool) (string, error) {
+	if k.alias == "" {
+		return "", err
+	}
+	arn, moved, looked := k.moved(ctx, true)
+	switch {
+	case moved:
+		return arn, nil
+	case !looked && forNow:
+		var kse *lambdaidem.KeyServiceError
+		if errors.As(err, &kse) {
+			again := *kse
+			again.Permanent = false
+			again.Err = fmt.Errorf("%w (the alias %s was looked up less than %v ago and may have moved since: retry later)", kse.Err, k.alias, reforce)
+			return "", &again
+		}
+	}
+	return "", err
 }
 
 func (k *KeyService) decrypt(ctx context.Context, arn string, encrypted []byte, ec map[string]string) ([]byte, error) {
@@ -254,33 +309,39 @@ func (k *KeyService) decrypt(ctx context.Context, arn string, encrypted []byte, 
 	return out.Plaintext, nil
 }
 
-// moved looks the alias up again, at most once a minute: the key it names
-// now becomes the key data keys are generated under (a failed look-up
-// keeps the current one). It returns that key's ARN if it is a key not
-// accepted before.
-func (k *KeyService) moved(ctx context.Context) (string, bool) {
+// moved looks the alias up again: at most once a minute, or, forced by a
+// refusal, at most once every reforce. The key it names now becomes the
+// key data keys are generated under (a failed look-up keeps the current
+// one). It returns that key's ARN and true if it is a key not accepted
+// before, and whether it looked the alias up.
+func (k *KeyService) moved(ctx context.Context, force bool) (arn string, moved, looked bool) {
 	if k.alias == "" {
-		return "", false
+		return "", false, false
 	}
+	now := k.now()
 	k.mu.Lock()
-	if k.now().Sub(k.looked) < realias {
-		k.mu.Unlock()
-		return "", false
+	last, every := &k.looked, realias
+	if force {
+		last, every = &k.forced, reforce
 	}
-	k.looked = k.now()
+	if !last.IsZero() && now.Sub(*last) < every {
+		k.mu.Unlock()
+		return "", false, false
+	}
+	k.looked, *last = now, now
 	k.mu.Unlock()
 	arn, err := k.describe(ctx, k.alias, true)
 	if err != nil {
-		return "", false
+		return "", false, true
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.current = arn
 	if slices.Contains(k.accepted, arn) {
-		return "", false
+		return "", false, true
 	}
 	k.accepted = append([]string{arn}, k.accepted...)
-	return arn, true
+	return arn, true, true
 }
 
 // permanent lists the KMS error codes that retrying cannot cure (AWS KMS
@@ -311,6 +372,14 @@ func keyError(arn, action string, err error) error {
 		kse.Permanent = true // another refusal of the request
 	}
 	return kse
+}
+
+// refusedByKey reports whether a GenerateDataKey refusal is one a moved
+// alias explains: the key it named is disabled, pending deletion or gone,
+// or no longer allowed to the function.
+func refusedByKey(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && slices.Contains([]string{"AccessDeniedException", "DisabledException", "KMSInvalidStateException", "NotFoundException"}, api.ErrorCode())
 }
 
 func isIncorrectKey(err error) bool {

@@ -55,12 +55,13 @@ type kmsStandIn struct {
 	keyIDs  map[string][]string // operation → KeyId of every request
 	fail    map[string]string   // operation → error code to answer with
 	answer  string              // if set, the KeyId every answer names
+	off     map[string]bool     // key ARN → disabled (DisableKey)
 }
 
 func newKMS(t *testing.T) (*kmsStandIn, *kms.Client) {
 	t.Helper()
 	s := &kmsStandIn{keys: map[string]cipher.AEAD{}, aliases: map[string]string{alias: keyARN},
-		calls: map[string]int{}, keyIDs: map[string][]string{}, fail: map[string]string{}}
+		calls: map[string]int{}, keyIDs: map[string][]string{}, fail: map[string]string{}, off: map[string]bool{}}
 	s.addKey(keyARN)
 	s.addKey(key2ARN)
 	srv := httptest.NewServer(s)
@@ -87,6 +88,15 @@ func (s *kmsStandIn) pointAlias(name, arn string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.aliases[name] = arn
+}
+
+// disable disables a key, as DisableKey does: GenerateDataKey under it is
+// refused with DisabledException (AWS KMS API Reference, GenerateDataKey,
+// Errors).
+func (s *kmsStandIn) disable(arn string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.off[arn] = true
 }
 
 func (s *kmsStandIn) failWith(op, code string) {
@@ -173,6 +183,10 @@ func (s *kmsStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		arn, ok := s.resolve(in.KeyId)
 		if !ok {
 			fail(w, "NotFoundException", "Key '"+in.KeyId+"' does not exist")
+			return
+		}
+		if s.off[arn] {
+			fail(w, "DisabledException", arn+" is disabled.")
 			return
 		}
 		if in.KeySpec != "AES_256" {
@@ -513,5 +527,118 @@ func TestOutcomesSealedUnderKMS(t *testing.T) {
 	}
 	if g, d := ks.count("GenerateDataKey"), ks.count("Decrypt"); g != 2 || d != 1 {
 		t.Fatalf("KMS calls: %d GenerateDataKey, %d Decrypt; want 2 (one a process: the cold one keys its fingerprint) and 1 (data keys cached)", g, d)
+	}
+}
+
+// Right after a manual rotation by alias, a process started before it
+// meets a data key of the new key: it looks the alias up at once and opens
+// it, instead of refusing it ("retrying will not help") until its minute
+// between look-ups has passed (the security review of issue 32).
+func TestARotationIsFollowedAtOnce(t *testing.T) {
+	ks, client := newKMS(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clock := func(o *kmsseal.Options) { o.Now = func() time.Time { return now } }
+	ec := map[string]string{"purpose": "a"}
+	before, err := kmsseal.New(ctx, client, alias, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks.pointAlias(alias, key2ARN) // the rotation
+	after, err := kmsseal.New(ctx, client, alias, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sealedAfter, err := after.GenerateDataKey(ctx, ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	described := ks.count("DescribeKey")
+	if _, err := before.Decrypt(ctx, sealedAfter, ec); err != nil {
+		t.Fatalf("a data key of the new key, right after the rotation: %v; want it opened", err)
+	}
+	if got := ks.count("DescribeKey") - described; got != 1 || before.KeyARN() != key2ARN {
+		t.Fatalf("%d DescribeKey calls, key %s; want one look-up, and the new key followed", got, before.KeyARN())
+	}
+}
+
+// A data key no accepted key opens, and that the alias does not explain,
+// is refused after one look-up of the alias; a second one within a few
+// seconds is not looked up again (a flood must not exhaust the DescribeKey
+// quota) and answers unavailable for now, since the alias may have moved
+// meanwhile; a few seconds later the alias is looked up again.
+func TestForeignDataKeysLookTheAliasUpSparingly(t *testing.T) {
+	ks, client := newKMS(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clock := func(o *kmsseal.Options) { o.Now = func() time.Time { return now } }
+	ec := map[string]string{"purpose": "a"}
+	byARN, err := kmsseal.New(ctx, client, keyARN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, foreign, err := byARN.GenerateDataKey(ctx, ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks.pointAlias(alias, key2ARN)
+	keys, err := kmsseal.New(ctx, client, alias, clock) // without the old key among PreviousKeys
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() (permanent bool, lookups int) {
+		t.Helper()
+		described := ks.count("DescribeKey")
+		_, err := keys.Decrypt(ctx, foreign, ec)
+		var kse *lambdaidem.KeyServiceError
+		if !errors.As(err, &kse) {
+			t.Fatalf("Decrypt of a foreign data key: %v; want a KeyServiceError", err)
+		}
+		return kse.Permanent, ks.count("DescribeKey") - described
+	}
+	if permanent, lookups := open(); !permanent || lookups != 1 {
+		t.Fatalf("first foreign data key: permanent %v after %d look-ups; want refused after one", permanent, lookups)
+	}
+	now = now.Add(time.Second)
+	if permanent, lookups := open(); permanent || lookups != 0 {
+		t.Fatalf("second within a second: permanent %v after %d look-ups; want unavailable for now, none", permanent, lookups)
+	}
+	now = now.Add(10 * time.Second)
+	if permanent, lookups := open(); !permanent || lookups != 1 {
+		t.Fatalf("ten seconds later: permanent %v after %d look-ups; want refused after one", permanent, lookups)
+	}
+}
+
+// The old key is disabled right after a manual rotation by alias, within
+// the minute a process waits between look-ups before a data key: its
+// GenerateDataKey, refused, looks the alias up at once and generates under
+// the new key instead of failing every seal until the minute is over.
+func TestGenerateFollowsTheAliasWhenTheOldKeyIsDisabled(t *testing.T) {
+	ks, client := newKMS(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clock := func(o *kmsseal.Options) { o.Now = func() time.Time { return now } }
+	keys, err := kmsseal.New(ctx, client, alias, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks.pointAlias(alias, key2ARN)
+	ks.disable(keyARN)
+	now = now.Add(10 * time.Second)
+	if _, _, err := keys.GenerateDataKey(ctx, nil); err != nil {
+		t.Fatalf("GenerateDataKey after the rotation and the old key disabled: %v; want a data key of the new key", err)
+	}
+	if got := ks.requested("GenerateDataKey"); got[len(got)-1] != key2ARN || keys.KeyARN() != key2ARN {
+		t.Fatalf("generated under %s; want the new key", got[len(got)-1])
+	}
+	// A key that is disabled and that no alias move explains stays refused.
+	byARN, err := kmsseal.New(ctx, client, key2ARN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks.disable(key2ARN)
+	var kse *lambdaidem.KeyServiceError
+	if _, _, err := byARN.GenerateDataKey(ctx, nil); !errors.As(err, &kse) || !kse.Permanent {
+		t.Fatalf("a disabled key named by its ARN: %v; want a permanent refusal", err)
 	}
 }
