@@ -111,8 +111,10 @@ release-check:
 	dev/release/check.sh $(VERSION)
 
 ## download: every module's dependencies (what .ci/run fetches on a fresh machine)
+# (the modules of the packages and their tests, whose sums the modules' go.sum files hold: go mod download
+# would fetch every module of the graph and write their sums into the tracked go.work.sum)
 download:
-	@for m in $(MODULES) cdk; do (cd $$m && $(GO) mod download) || exit 1; done
+	@for m in $(MODULES) cdk; do (cd $$m && $(IN_MODULE) && $(GO) list -deps -test ./... >/dev/null) || exit 1; done
 
 ## cli-test: the lambdaidem command (its own module) alone, against the in-process DynamoDB endpoint
 cli-test:
@@ -255,7 +257,11 @@ deploy: build
 ## stacks under a unique tag, runs the checks, writes aws-reports/<date>-<region>-<run>.md and
 ## always tears down (docs/aws-verify.md). AWS_VERIFY_FLAGS: -yes, -region, -chaos-ops, -checks
 AWS_VERIFY_FLAGS ?=
-aws-verify: build
+# Refuse first: the Region and credentials are checked before anything is built (within seconds, nothing
+# written under build/; dev/awsverify's TestMakeRefusesBeforeBuilding), then the zips are built.
+aws-verify:
+	cd dev && $(GO) run ./awsverify -preflight $(AWS_VERIFY_FLAGS)
+	$(MAKE) --no-print-directory build
 	cd dev && $(GO) run ./awsverify -cdk-cli '$(CDK_CLI)' $(AWS_VERIFY_FLAGS)
 
 ## aws-verify-local: the same command and checks against the in-process DynamoDB endpoint and the

@@ -11,6 +11,7 @@
 //	cd dev && go run ./awsverify            # AWS: asks first
 //	cd dev && go run ./awsverify -local     # no AWS: ddbtest and the Lambda RIE
 //	cd dev && go run ./awsverify -clean     # make aws-clean: leftovers by tag
+//	cd dev && go run ./awsverify -preflight # Region and credentials only
 //
 // It refuses to run without credentials or a Region, and when an
 // AWS_ENDPOINT_URL* variable points the SDK elsewhere, unless -endpoint-ok.
@@ -41,6 +42,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	Local, Clean, Yes, EndpointOK bool
+	Preflight                     bool
 	Region                        string
 	Out                           string
 	ChaosOps                      int
@@ -56,6 +58,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.Local, "local", false, "run every check against the in-process DynamoDB endpoint and the Lambda RIE: no AWS")
 	fs.BoolVar(&o.Clean, "clean", false, "find the stacks of earlier runs by their tag and delete them (make aws-clean)")
 	fs.BoolVar(&o.Yes, "yes", false, "do not ask for confirmation before creating resources")
+	fs.BoolVar(&o.Preflight, "preflight", false, "only check the Region, the credentials and the endpoint variables, then exit (make aws-verify runs it before building anything)")
 	fs.BoolVar(&o.EndpointOK, "endpoint-ok", false, "run although AWS_ENDPOINT_URL* variables are set: test the endpoint they name")
 	fs.StringVar(&o.Region, "region", "", "AWS Region (default: AWS_REGION or the profile's)")
 	fs.StringVar(&o.Out, "out", "", "report folder (default ../aws-reports, or ../build/aws-verify-local with -local)")
@@ -132,6 +135,10 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	if o.Preflight && o.Local {
+		fmt.Fprintln(stdout, "awsverify: -local needs no Region nor credentials: ready")
+		return 0
+	}
 	p := &plan{RunID: newRunID(), Checks: checks, Local: o.Local}
 	r := &runner{Stdin: stdin, Stdout: stdout, Yes: o.Yes || o.Local, Signals: sigs}
 	if o.Local {
@@ -156,6 +163,10 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
+	}
+	if o.Preflight {
+		fmt.Fprintf(stdout, "awsverify: Region %s, credentials %s: ready\n", tgt.Config.Region, tgt.AccessKey)
+		return 0
 	}
 	cdk := &cdkDeployer{CLI: strings.Fields(o.CDKCLI), Dir: filepath.Join(devDir, "..", "cdk"), Log: stdout}
 	if o.Clean {
