@@ -546,9 +546,12 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record, v Verdict) (Out, er
 		o.log(ctx, slog.LevelWarn, "reconcile failed", slog.Any("error", err))
 		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
 	}
-	if !done && !v.Redispatchable() {
-		// The downstream may have forgotten the operation key: a redispatch
-		// could repeat the effect. An operator decides.
+	// "Not done" is judged when it is answered, not when it was asked: a
+	// slow reconcile that answers past the downstream's window (less the
+	// clock-skew margin) asked a downstream that may have forgotten the
+	// operation key, so the answer does not prove the effect did not
+	// happen, and a redispatch could repeat it. An operator decides.
+	if !done && (!v.Redispatchable() || !WithinWindow(rec.DispatchedAt, rec.DispatchWindow, o.g.opts.Now(), WindowMargin(o.g.opts.LeaseMargin, 0))) {
 		err := fmt.Errorf("%w: %w: first dispatched at %s, the downstream deduplicates for %s; the record stays UNKNOWN for an operator",
 			ErrOutcomeUnknown, ErrWindowPassed, rec.DispatchedAt.UTC().Format(time.RFC3339), rec.DispatchWindow)
 		o.log(ctx, slog.LevelError, "reconcile said not done past the downstream's deduplication window: refused", slog.Any("error", err))

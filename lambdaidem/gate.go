@@ -208,12 +208,32 @@ func reconcile(rec Record, now time.Time) Verdict {
 // may have forgotten a dispatch first made at first: a window was given,
 // there was a dispatch, and now is not before first + window (at the
 // window's last instant the downstream may already have forgotten). It is
-// the one rule for redispatching to a downstream with a window: the core
-// asks it through [Judge] before a reconcile's "not done", the outbox
-// relay before every resend (outbox.Window).
+// [WithinWindow] with no margin: what [Judge] says of a record now.
 func WindowPassed(first time.Time, window time.Duration, now time.Time) bool {
-	return window > 0 && !first.IsZero() && !now.Before(first.Add(window))
+	return !WithinWindow(first, window, now, 0)
 }
+
+// WithinWindow reports whether an effect on a downstream that deduplicates
+// for window, first dispatched at first, still lands inside that window
+// when it is judged at now on this clock and may take margin
+// ([WindowMargin]) to land: no window was given, there was no dispatch, or
+// now + margin < first + window. It is the one rule for going back to such
+// a downstream: the core asks it when a reconcile function answers "not
+// done" (the answer is worth something only while the downstream still
+// remembers the operation key), with Options.LeaseMargin as the margin;
+// the outbox relay asks it before every resend (outbox.Lands), with its
+// clock skew and its publish's bound.
+func WithinWindow(first time.Time, window time.Duration, now time.Time, margin time.Duration) bool {
+	return window <= 0 || first.IsZero() || now.Add(margin).Before(first.Add(window))
+}
+
+// WindowMargin is the margin a dispatch to a downstream with a
+// deduplication window keeps before the window's end ([WithinWindow]):
+// skew, the clock-skew slack between the clock that recorded the first
+// dispatch and the one judging now (as Options.LeaseMargin is for holds),
+// plus took, the longest the dispatch itself may take to land (its timeout
+// with its retries; zero for an answer already in hand).
+func WindowMargin(skew, took time.Duration) time.Duration { return skew + took }
 
 // OwnerMayRun reports whether the owner of rec may still be running, or
 // its effect still land, at now: rec is INPROGRESS, or UNKNOWN with a

@@ -5,8 +5,9 @@
 // For each new outbox item the relay reads the item (a strongly consistent
 // GetItem), and for each message not yet published, in position order:
 // for a target with a deduplication window, records the first dispatch
-// (a conditional UpdateItem) and refuses once the window has passed since
-// it (outbox.Window); hands the message to the Publisher; then marks it
+// (a conditional UpdateItem) and refuses to send it again unless the
+// publish can still land inside the window, clock skew and the publish's
+// own time counted (outbox.Lands); hands the message to the Publisher; then marks it
 // published (an UpdateItem conditioned on the item being unpublished at
 // exactly that position). The last mark sets the item PUBLISHED and its
 // TTL; an unpublished item has none and never expires.
@@ -40,6 +41,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/internal/outboxitem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/streambatch"
 )
@@ -67,6 +69,21 @@ type Options struct {
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 
+	// PublishTimeout bounds each publish, the Publisher's retries
+	// included: the publish runs under a context that ends after it. It is
+	// also the part of the window margin that covers the publish's own
+	// time: a message whose target deduplicates for a window is sent again
+	// only while it can still land inside it (lambdaidem.WithinWindow with
+	// lambdaidem.WindowMargin(ClockSkew, PublishTimeout)). Default 30
+	// seconds.
+	PublishTimeout time.Duration
+
+	// ClockSkew is how far the clocks of the relays (which record a
+	// message's first dispatch and judge its window later) may be apart:
+	// the other part of the window margin. Default 5 seconds, as
+	// lambdaidem.Options.LeaseMargin's.
+	ClockSkew time.Duration
+
 	// Logger receives one line per failed record (at level Error) and per
 	// published message (at level Debug), with the record key and message
 	// id, never a message body. Default: nothing is logged.
@@ -84,7 +101,7 @@ type Relay struct {
 
 // New returns a Relay over the outbox table named table, publishing
 // through p. It returns an error if client or p is nil, table is empty, or
-// Retention is negative.
+// Retention, PublishTimeout or ClockSkew is negative.
 func New(client Client, table string, p outbox.Publisher, optFns ...func(*Options)) (*Relay, error) {
 	switch {
 	case client == nil:
@@ -103,6 +120,18 @@ func New(client Client, table string, p outbox.Publisher, optFns ...func(*Option
 		return nil, errors.New("relay: negative Retention")
 	case o.Retention == 0:
 		o.Retention = 24 * time.Hour
+	}
+	switch {
+	case o.PublishTimeout < 0:
+		return nil, errors.New("relay: negative PublishTimeout")
+	case o.PublishTimeout == 0:
+		o.PublishTimeout = 30 * time.Second
+	}
+	switch {
+	case o.ClockSkew < 0:
+		return nil, errors.New("relay: negative ClockSkew")
+	case o.ClockSkew == 0:
+		o.ClockSkew = 5 * time.Second
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -179,7 +208,7 @@ func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 	m := it.Messages[i]
 	if m.Window > 0 {
 		now := r.opts.Now()
-		if err := outbox.Window(m, it.DispatchedAt, now); err != nil {
+		if err := outbox.Lands(m, it.DispatchedAt, now, lambdaidem.WindowMargin(r.opts.ClockSkew, r.opts.PublishTimeout)); err != nil {
 			return false, err
 		}
 		if it.DispatchedAt.IsZero() {
@@ -192,7 +221,10 @@ func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 			it.DispatchedAt = time.UnixMilli(now.UnixMilli())
 		}
 	}
-	if err := r.publisher.Publish(ctx, m); err != nil {
+	pctx, cancel := context.WithTimeout(ctx, r.opts.PublishTimeout)
+	err := r.publisher.Publish(pctx, m)
+	cancel()
+	if err != nil {
 		return false, fmt.Errorf("relay: publish message %s (%s): %w", m.ID, m.Kind, err)
 	}
 	update, values := outboxitem.MarkUpdate, map[string]types.AttributeValue{":next": outboxitem.N(int64(i + 1))}

@@ -327,17 +327,26 @@ type PublisherFunc func(ctx context.Context, m Message) error
 func (f PublisherFunc) Publish(ctx context.Context, m Message) error { return f(ctx, m) }
 
 // Window reports whether m may be dispatched at now, given the time of
-// its first dispatch (zero if it has never been dispatched): always for
-// the first dispatch and for a target without a window; a redispatch only
-// before [Message.Window] has passed since the first (at the window's last
-// instant the target may already have forgotten). A later redispatch
-// fails with [ErrWindowPassed]. The relay asks it before every publish; the
-// rule is the gate's, lambdaidem.WindowPassed, which the core asks before
-// a reconcile's redispatch.
+// its first dispatch (zero if it has never been dispatched): [Lands] with
+// no margin, for a dispatch that takes no time on a clock that does not
+// drift.
 func Window(m Message, firstDispatch, now time.Time) error {
-	if !lambdaidem.WindowPassed(firstDispatch, m.Window, now) {
+	return Lands(m, firstDispatch, now, 0)
+}
+
+// Lands reports whether a dispatch of m begun at now, which may take
+// margin to land (lambdaidem.WindowMargin: the clock skew plus the
+// publish's timeout with its retries), still lands inside the target's
+// deduplication window: always for the first dispatch (firstDispatch is
+// zero) and for a target without a window; a redispatch only while now +
+// margin is before firstDispatch + [Message.Window]. Otherwise it fails
+// with [ErrWindowPassed]. The relay asks it before every publish; the rule
+// is the gate's, lambdaidem.WithinWindow, which the core asks when a
+// reconcile function answers "not done".
+func Lands(m Message, firstDispatch, now time.Time, margin time.Duration) error {
+	if lambdaidem.WithinWindow(firstDispatch, m.Window, now, margin) {
 		return nil
 	}
-	return fmt.Errorf("%w: message %s first dispatched at %s, its target deduplicates for %s",
-		ErrWindowPassed, m.ID, firstDispatch.UTC().Format(time.RFC3339), m.Window)
+	return fmt.Errorf("%w: message %s first dispatched at %s, its target deduplicates for %s, and a publish at %s may take %s to land",
+		ErrWindowPassed, m.ID, firstDispatch.UTC().Format(time.RFC3339), m.Window, now.UTC().Format(time.RFC3339), margin)
 }

@@ -421,13 +421,17 @@ func TestTwoRelaysAtOnce(t *testing.T) {
 // the record reaches the on-failure destination, and the item stays
 // unpublished, with no expiration, for an operator.
 func TestWindowRefusesRedispatch(t *testing.T) {
+	// The relay's defaults: 5 s of clock skew and a 30 s publish bound.
+	const margin = 35 * time.Second
 	for _, c := range []struct {
 		name  string
 		after time.Duration
 		sent  bool
 	}{
-		{"1ms before the edge", outbox.FIFOWindow - time.Millisecond, true},
-		{"at the edge", outbox.FIFOWindow, false},
+		{"1ms before the edge", outbox.FIFOWindow - margin - time.Millisecond, true},
+		{"at the edge", outbox.FIFOWindow - margin, false},
+		{"a publish of up to 30 s would land after the window's end", outbox.FIFOWindow - 20*time.Second, false},
+		{"at the window's end", outbox.FIFOWindow, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -462,7 +466,7 @@ func TestWindowRefusesRedispatch(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, outbox.ErrWindowPassed) || !strings.Contains(err.Error(), "deduplicates for 5m0s") {
+			if !errors.Is(err, outbox.ErrWindowPassed) || !strings.Contains(err.Error(), "deduplicates for 5m0s") || !strings.Contains(err.Error(), "may take 35s") {
 				t.Fatalf("at the edge: Publish = %v; want ErrWindowPassed saying why", err)
 			}
 			if fifoSends != 1 || status != "PENDING" || published != 1 || exp != "" {
@@ -484,6 +488,12 @@ func TestRelayNew(t *testing.T) {
 		"nil publisher": func() (*relay.Relay, error) { return relay.New(e.client, "t", nil) },
 		"negative retention": func() (*relay.Relay, error) {
 			return relay.New(e.client, "t", e.targets, func(o *relay.Options) { o.Retention = -1 })
+		},
+		"negative publish timeout": func() (*relay.Relay, error) {
+			return relay.New(e.client, "t", e.targets, func(o *relay.Options) { o.PublishTimeout = -1 })
+		},
+		"negative clock skew": func() (*relay.Relay, error) {
+			return relay.New(e.client, "t", e.targets, func(o *relay.Options) { o.ClockSkew = -1 })
 		},
 	} {
 		if _, err := build(); err == nil {
@@ -590,5 +600,41 @@ func TestStreamWithoutNewImagesFails(t *testing.T) {
 	}
 	if failed := e.handle(t, e.relay, e.change(t, "REMOVE", k)); len(failed) != 0 {
 		t.Fatalf("a removal failed (%v)", failed)
+	}
+}
+
+// TestPublishIsBounded: a publish that does not return by itself (a target
+// that never answers, the SDK retrying) is cut at PublishTimeout, which is
+// the publish's part of the window margin: the Publisher's context has
+// that deadline, and the relay reports the message unpublished.
+func TestPublishIsBounded(t *testing.T) {
+	e := newEnv(t)
+	k := recordKey("o-1")
+	if err := e.accept(context.Background(), e.guard(t), "o-1"); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 50 * time.Millisecond
+	var left time.Duration
+	slow := outbox.PublisherFunc(func(ctx context.Context, m outbox.Message) error {
+		d, ok := ctx.Deadline()
+		if !ok {
+			return errors.New("no deadline")
+		}
+		left = time.Until(d)
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	r, err := relay.New(e.client, e.outbox, slow, func(o *relay.Options) { o.Now = e.clock.Now; o.PublishTimeout = bound })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Publish(context.Background(), k); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Publish = %v; want the publish cut at its bound", err)
+	}
+	if left <= 0 || left > bound {
+		t.Errorf("the publish had %v left; want at most %v", left, bound)
+	}
+	if status, published, _ := e.state(t, k); status != "PENDING" || published != 0 {
+		t.Errorf("%s, %d published; want PENDING, 0", status, published)
 	}
 }
