@@ -275,3 +275,11 @@ aws-clean:
 
 clean:
 	rm -rf build cdk/cdk.out
+
+## powertools-vectors: regenerate lambdaidem/powertools' test vectors: Python's with python3's json and
+## hashlib as Powertools Python computes them, TypeScript's with the real Powertools package pinned in
+## dev/bench/powertools (npm ci there first)
+.PHONY: powertools-vectors
+powertools-vectors:
+	python3 dev/powertools/vectors.py < lambdaidem/powertools/testdata/cases.json > lambdaidem/powertools/testdata/python.json
+	node dev/powertools/vectors.mjs < lambdaidem/powertools/testdata/cases.json > lambdaidem/powertools/testdata/typescript.json

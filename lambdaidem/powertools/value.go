@@ -1,0 +1,160 @@
+package powertools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// kind is the JSON type of a value.
+type kind int
+
+const (
+	kindNull kind = iota
+	kindBool
+	kindNumber
+	kindString
+	kindArray
+	kindObject
+)
+
+// value is a decoded JSON value that keeps what the languages' encoders
+// need and encoding/json's any loses: a number as written, and an object's
+// members in the order written (duplicates included; each encoder resolves
+// them as its language's parser does).
+type value struct {
+	kind    kind
+	boolean bool
+	text    string // a string's value, a number's literal
+	items   []value
+	members []member
+}
+
+// member is one name and value of an object.
+type member struct {
+	name  string
+	value value
+}
+
+// maxDepth bounds the nesting of a selection or an outcome: the decoder
+// recurses once per level.
+const maxDepth = 1000
+
+// errDepth marks a document nested deeper than maxDepth.
+var errDepth = errors.New("nested too deeply")
+
+// parse decodes one JSON document into a value; anything after it but
+// white space is an error.
+func parse(doc []byte) (value, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	v, err := decodeValue(dec, 0)
+	if err != nil {
+		return value{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return value{}, errors.New("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+// encodeSelection turns what a caller selected into a value: a
+// json.RawMessage (or []byte holding JSON) is parsed as written, anything
+// else is encoded by encoding/json first (map keys then come sorted).
+func encodeSelection(v any) (value, error) {
+	var doc []byte
+	switch x := v.(type) {
+	case json.RawMessage:
+		doc = x
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return value{}, err
+		}
+		doc = b
+	}
+	return parse(doc)
+}
+
+func decodeValue(dec *json.Decoder, depth int) (value, error) {
+	if depth > maxDepth {
+		return value{}, errDepth
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return value{}, err
+	}
+	switch t := tok.(type) {
+	case nil:
+		return value{kind: kindNull}, nil
+	case bool:
+		return value{kind: kindBool, boolean: t}, nil
+	case json.Number:
+		return value{kind: kindNumber, text: string(t)}, nil
+	case string:
+		return value{kind: kindString, text: t}, nil
+	case json.Delim:
+		switch t {
+		case '[':
+			v := value{kind: kindArray, items: []value{}}
+			for dec.More() {
+				item, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return value{}, err
+				}
+				v.items = append(v.items, item)
+			}
+			if _, err := dec.Token(); err != nil {
+				return value{}, err
+			}
+			return v, nil
+		case '{':
+			v := value{kind: kindObject, members: []member{}}
+			for dec.More() {
+				nameTok, err := dec.Token()
+				if err != nil {
+					return value{}, err
+				}
+				name, ok := nameTok.(string)
+				if !ok {
+					return value{}, fmt.Errorf("object name %v is not a string", nameTok)
+				}
+				item, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return value{}, err
+				}
+				v.members = append(v.members, member{name: name, value: item})
+			}
+			if _, err := dec.Token(); err != nil {
+				return value{}, err
+			}
+			return v, nil
+		}
+	}
+	return value{}, fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+// lastWins returns an object's members with each name once, at its first
+// position, holding its last value: what a JavaScript or Python parser
+// builds from a document naming a member twice.
+func lastWins(members []member) []member {
+	index := make(map[string]int, len(members))
+	out := make([]member, 0, len(members))
+	for _, m := range members {
+		if i, ok := index[m.name]; ok {
+			out[i].value = m.value
+			continue
+		}
+		index[m.name] = len(out)
+		out = append(out, m)
+	}
+	return out
+}
+
+// isInteger reports whether a number's literal has neither a fraction nor
+// an exponent: Python, Jackson and .NET read it as an integer.
+func isInteger(lit string) bool {
+	return !bytes.ContainsAny([]byte(lit), ".eE")
+}
