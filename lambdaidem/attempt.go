@@ -13,6 +13,7 @@ import (
 // goroutines.
 type Attempt struct {
 	operationKey string
+	since        time.Time
 	number       int
 	mode         Mode
 
@@ -44,6 +45,14 @@ func withAttempt(ctx context.Context, a *Attempt) context.Context {
 // payment provider, an email service) so that the downstream call is
 // deduplicated too. It does not reveal the caller's key.
 func (a *Attempt) OperationKey() string { return a.operationKey }
+
+// Since is when the operation was first claimed: the record's creation
+// time, which a takeover keeps, so it is the same for every attempt under
+// one record, and differs for a new operation under a key reused after its
+// record expired (or was released). outbox.Stage derives message ids from
+// it and the operation key. Optimistic mode and a Guard failing open or
+// disabled use the attempt's start.
+func (a *Attempt) Since() time.Time { return a.since }
 
 // Number is the attempt's ordinal among the claims of one record: 1 for
 // the first claim, 2 after a takeover of a lapsed lease, and so on. A

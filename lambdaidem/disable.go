@@ -44,7 +44,7 @@ func (o *Options) applyDisable() error {
 // disabled runs fn as if no store existed.
 func (o *op[Out]) disabled(ctx context.Context) (Out, error) {
 	var zero Out
-	a := &Attempt{operationKey: operationKey(o.key), number: 1, mode: o.g.opts.Mode}
+	a := &Attempt{operationKey: operationKey(o.key), since: o.g.opts.Now(), number: 1, mode: o.g.opts.Mode}
 	out, err := o.invoke(ctx, a, nil)
 	if effects, _ := a.close(); len(effects) > 0 {
 		return zero, fmt.Errorf("lambdaidem: %d staged writes cannot be committed: idempotency is disabled (Options.Disabled or %s)", len(effects), DisableEnv)

@@ -245,7 +245,11 @@ func (o *op[Out]) run(ctx context.Context, rec Record, token string) (out Out, e
 	var zero Out
 	opts := &o.g.opts
 	fence := Fence{Key: o.key, Token: token}
-	a := &Attempt{operationKey: operationKey(o.key), number: rec.Attempts, mode: ClaimFirst}
+	since := rec.CreatedAt
+	if since.IsZero() {
+		since = opts.Now()
+	}
+	a := &Attempt{operationKey: operationKey(o.key), since: since, number: rec.Attempts, mode: ClaimFirst}
 	var rn *renewer
 	a.markExternal = func(ctx context.Context, window time.Duration) error {
 		// The renewer writes nothing while the mark is sent: a renewal sent
@@ -348,7 +352,7 @@ func (o *op[Out]) invoke(ctx context.Context, a *Attempt, start func(context.Con
 func (o *op[Out]) optimistic(ctx context.Context) (Out, error) {
 	var zero Out
 	opts := &o.g.opts
-	a := &Attempt{operationKey: operationKey(o.key), number: 1, mode: Optimistic}
+	a := &Attempt{operationKey: operationKey(o.key), since: opts.Now(), number: 1, mode: Optimistic}
 	defer a.close() // on a panic: later stages fail loudly; there is no claim to release
 	out, err := o.invoke(ctx, a, nil)
 	effects, _ := a.close()
@@ -639,7 +643,7 @@ func (o *op[Out]) failOpen(ctx context.Context, cause error) (Out, error) {
 	var zero Out
 	o.log(ctx, slog.LevelWarn, "store unavailable; running without idempotency (FailOpen)", slog.Any("error", cause))
 	o.failedOpen(ctx, cause)
-	a := &Attempt{operationKey: operationKey(o.key), number: 0, mode: o.g.opts.Mode}
+	a := &Attempt{operationKey: operationKey(o.key), since: o.g.opts.Now(), number: 0, mode: o.g.opts.Mode}
 	out, err := o.invoke(ctx, a, nil)
 	if effects, _ := a.close(); len(effects) > 0 {
 		return zero, &StoreError{Op: "claim", Key: o.key, Err: fmt.Errorf("staged effects cannot be committed while failing open: %w", cause)}

@@ -16,9 +16,12 @@
 //	})
 //
 // Each message's [Message.ID] is derived from the operation key (see
-// lambdaidem.Attempt.OperationKey) and the message's position among the
-// messages the operation staged, so every attempt at one operation stages
-// the same ids. The relay publishes at least once and a crash between a
+// lambdaidem.Attempt.OperationKey), the record's creation time
+// (Attempt.Since, kept by a takeover) and the message's position among the
+// messages the operation staged ([ID]), so every attempt under one record
+// stages the same ids, and a key reused after its record expired (a new
+// operation) stages new ones. [Stage] refuses what the target refuses
+// every time (its documented characters, sizes and names). The relay publishes at least once and a crash between a
 // publish and its mark publishes again with the same id: FIFO targets
 // deduplicate on it (the relay sends it as the deduplication id); standard
 // SQS and SNS messages carry it as the message attribute [IDAttribute],

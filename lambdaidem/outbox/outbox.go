@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
+	"github.com/lambdaidem/lambdaidem/internal/jsonname"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
@@ -194,8 +197,11 @@ func Stage[T Target](ctx context.Context, t T) (string, error) {
 				m.Position++
 			}
 		}
-		m.ID = ID(a.OperationKey(), m.Position)
+		m.ID = ID(a.OperationKey(), a.Since(), m.Position)
 		if err := m.stamp(); err != nil {
+			return nil, err
+		}
+		if err := m.fits(); err != nil {
 			return nil, err
 		}
 		return m, nil
@@ -206,14 +212,52 @@ func Stage[T Target](ctx context.Context, t T) (string, error) {
 	return m.ID, nil
 }
 
-// ID is the id of the message at position among those an operation
-// staged: its operation key, a hyphen and the position. It is at most 64
-// characters of [A-Za-z0-9_-], valid as an SQS or SNS deduplication id.
-func ID(operationKey string, position int) string {
-	return operationKey + "-" + strconv.Itoa(position)
+// ID is the id of the message at position among those staged by the
+// operation with the downstream key operationKey (lambdaidem.Attempt's
+// OperationKey) first claimed at since (Attempt.Since): the operation key,
+// the claim's time in milliseconds (base 36) and the position, joined by
+// hyphens. Every attempt under one record (a takeover keeps its creation
+// time) stages the same ids; a new operation under a key reused after its
+// record expired gets new ones, so that a consumer that remembers ids
+// longer than the record lived never drops it. It is at most 64 characters
+// of [A-Za-z0-9_-], valid as an SQS or SNS deduplication id.
+func ID(operationKey string, since time.Time, position int) string {
+	return operationKey + "-" + strconv.FormatInt(since.UnixMilli(), 36) + "-" + strconv.Itoa(position)
 }
 
+// The documented limits of the targets that Stage checks. Each rule is
+// one a target applies to every request, so a message that breaks it could
+// never be published.
+const (
+	// MaxSQSSize is the largest SQS message, its body and every message
+	// attribute's name, type and value counted: 1 MiB (SendMessage,
+	// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html;
+	// a queue may be configured for less, which Stage cannot know).
+	MaxSQSSize = 1 << 20
+	// MaxSNSSize is the largest SNS message, attributes included: 256 KB,
+	// 262,144 bytes (Publish,
+	// https://docs.aws.amazon.com/sns/latest/api/API_Publish.html).
+	MaxSNSSize = 256 << 10
+	// MaxEventBridgeSize bounds an EventBridge entry as PutEvents counts
+	// it (Source, DetailType and Detail in UTF-8 bytes): less than 256 KB
+	// (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html).
+	MaxEventBridgeSize = 256 << 10
+	// maxSubject: an SNS subject is "less than 100 characters long", with
+	// no line breaks or control characters (Publish).
+	maxSubject = 100
+	// maxGroupID: a FIFO MessageGroupId has up to 128 characters, each
+	// alphanumeric or punctuation (SendMessage, Publish).
+	maxGroupID = 128
+	// maxAttributeName: a message attribute's name has up to 256
+	// characters (SQS and SNS message attributes).
+	maxAttributeName = 256
+	// attributeType is the data type the publisher gives every attribute,
+	// counted in the message's size.
+	attributeType = "String"
+)
+
 // message validates a target and returns it as a Message without its ID.
+// Each refusal names the rule.
 func message(t any) (Message, error) {
 	var m Message
 	invalid := func(format string, args ...any) error {
@@ -254,6 +298,8 @@ func message(t any) (Message, error) {
 	case Item:
 		m = Message{Kind: KindItem, Target: t.Target, Body: t.Body, Attributes: maps.Clone(t.Attributes), Window: t.Window}
 	}
+	sqs := m.Kind == KindSQS || m.Kind == KindSQSFIFO
+	fifo := m.Kind == KindSQSFIFO || m.Kind == KindSNSFIFO
 	switch {
 	case m.Target == "" && m.Kind != KindEventBridge:
 		return m, invalid("a %s message needs a target", m.Kind)
@@ -261,12 +307,16 @@ func message(t any) (Message, error) {
 		return m, invalid("a %s message needs a body", m.Kind)
 	case !utf8.ValidString(m.Body):
 		return m, invalid("the body is not valid UTF-8")
-	case (m.Kind == KindSQSFIFO || m.Kind == KindSNSFIFO) && m.GroupID == "":
+	case sqs && !xmlChars(m.Body):
+		return m, invalid("the body holds a character SQS does not allow (%s)", sqsCharset)
+	case fifo && m.GroupID == "":
 		return m, invalid("a %s message needs a GroupID", m.Kind)
-	case len(m.GroupID) > 128:
-		return m, invalid("GroupID has %d characters; at most 128", len(m.GroupID))
-	case len(m.Subject) > 100:
-		return m, invalid("Subject has %d characters; SNS allows 100", len(m.Subject))
+	case fifo && !groupID(m.GroupID):
+		return m, invalid("GroupID %q: a FIFO group id has 1 to %d characters, each alphanumeric or ASCII punctuation (no space)", m.GroupID, maxGroupID)
+	case utf8.RuneCountInString(m.Subject) >= maxSubject:
+		return m, invalid("Subject has %d characters; SNS allows fewer than %d", utf8.RuneCountInString(m.Subject), maxSubject)
+	case !utf8.ValidString(m.Subject) || strings.IndexFunc(m.Subject, unicode.IsControl) >= 0:
+		return m, invalid("Subject holds a line break or a control character, which SNS does not allow")
 	case m.Window < 0:
 		return m, invalid("negative window %s", m.Window)
 	case m.Kind != KindItem && len(m.Attributes) > maxAttributes-1:
@@ -275,16 +325,116 @@ func message(t any) (Message, error) {
 	if _, ok := m.Attributes[IDAttribute]; ok {
 		return m, invalid("the attribute %s is the relay's", IDAttribute)
 	}
+	if m.Kind != KindItem {
+		for _, name := range slices.Sorted(maps.Keys(m.Attributes)) {
+			if err := attribute(name, m.Attributes[name], sqs); err != nil {
+				return m, invalid("%v", err)
+			}
+		}
+	}
 	if m.Kind == KindEventBridge {
 		var detail map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(m.Body), &detail); err != nil || detail == nil {
 			return m, invalid("the detail is not a JSON object")
 		}
-		if _, ok := detail[IDAttribute]; ok {
-			return m, invalid("the detail's field %s is the relay's", IDAttribute)
+		for name := range detail {
+			// A consumer decoding the detail with encoding/json reads a
+			// name that folds to the relay's field as that field.
+			if jsonname.Match(name, IDAttribute) {
+				return m, invalid("the detail's field %q is the relay's %s (JSON names match regardless of case)", name, IDAttribute)
+			}
 		}
 	}
 	return m, nil
+}
+
+// sqsCharset is the characters SQS allows in a message body and a String
+// attribute value (SendMessage): XML 1.0's Char production.
+const sqsCharset = "#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF"
+
+// xmlChars reports whether every rune of s is in [sqsCharset].
+func xmlChars(s string) bool {
+	for _, r := range s {
+		switch {
+		case r == 0x9, r == 0xA, r == 0xD:
+		case r >= 0x20 && r <= 0xD7FF, r >= 0xE000 && r <= 0xFFFD, r >= 0x10000 && r <= 0x10FFFF:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// groupID reports whether s is a valid FIFO MessageGroupId (and
+// MessageDeduplicationId): 1 to 128 characters, each alphanumeric or
+// punctuation, which is ASCII's printable range without the space.
+func groupID(s string) bool {
+	if s == "" || len(s) > maxGroupID {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7E {
+			return false
+		}
+	}
+	return true
+}
+
+// attribute checks one String message attribute of SQS or SNS: the name
+// has 1 to 256 characters of A-Za-z0-9, _, - and ., starts with neither
+// "AWS." nor "Amazon." in any case, neither starts nor ends with a period
+// and has no two in a row; the value is not empty and is valid UTF-8, and
+// for SQS holds only the body's characters.
+func attribute(name, value string, sqs bool) error {
+	switch {
+	case name == "" || len(name) > maxAttributeName:
+		return fmt.Errorf("attribute name %q: 1 to %d characters", name, maxAttributeName)
+	case strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
+	}) >= 0:
+		return fmt.Errorf("attribute name %q: only A-Z, a-z, 0-9, _, - and .", name)
+	case strings.HasPrefix(strings.ToLower(name), "aws.") || strings.HasPrefix(strings.ToLower(name), "amazon."):
+		return fmt.Errorf("attribute name %q: the prefixes AWS. and Amazon. are reserved", name)
+	case strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, ".."):
+		return fmt.Errorf("attribute name %q: no period first, last or twice in a row", name)
+	case value == "":
+		return fmt.Errorf("attribute %s: an empty value is refused", name)
+	case !utf8.ValidString(value):
+		return fmt.Errorf("attribute %s: the value is not valid UTF-8", name)
+	case sqs && !xmlChars(value):
+		return fmt.Errorf("attribute %s: the value holds a character SQS does not allow (%s)", name, sqsCharset)
+	}
+	return nil
+}
+
+// fits checks the size of a message with its ID in place, as its target
+// counts it, and the ID as a FIFO deduplication id.
+func (m *Message) fits() error {
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidMessage, fmt.Sprintf(format, args...))
+	}
+	size := len(m.Body)
+	for name, value := range m.Attributes {
+		size += len(name) + len(attributeType) + len(value)
+	}
+	switch m.Kind {
+	case KindSQS, KindSQSFIFO:
+		if size > MaxSQSSize {
+			return invalid("%d bytes with the attributes; SQS allows %d", size, MaxSQSSize)
+		}
+	case KindSNS, KindSNSFIFO:
+		if size > MaxSNSSize {
+			return invalid("%d bytes with the attributes; SNS allows %d", size, MaxSNSSize)
+		}
+	case KindEventBridge:
+		if n := len(m.Source) + len(m.DetailType) + len(m.Body); n >= MaxEventBridgeSize {
+			return invalid("the entry has %d bytes (source, detail type and detail with %s); EventBridge allows less than %d", n, IDAttribute, MaxEventBridgeSize)
+		}
+	}
+	if !groupID(m.ID) {
+		return invalid("message id %q is not a valid deduplication id", m.ID)
+	}
+	return nil
 }
 
 // stamp puts the message's ID where a target that does not deduplicate

@@ -147,6 +147,98 @@ func TestStageValidates(t *testing.T) {
 			return err
 		},
 	}
+	// What the targets refuse every time, as AWS documents it; each case
+	// below failed to be refused before (a message committed that could
+	// never be published).
+	sqs := func(m outbox.SQS) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			if m.QueueURL == "" {
+				m.QueueURL = queue
+			}
+			_, err := outbox.Stage(ctx, m)
+			return err
+		}
+	}
+	snsTopic := "arn:aws:sns:eu-west-1:123456789012:t"
+	// SQS SendMessage (API reference): the body allows only #x9 | #xA | #xD
+	// | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF; at most
+	// 1 MiB with the attributes' names, types and values; message attribute
+	// names of A-Za-z0-9 _ - . up to 256 characters, not starting with AWS.
+	// or Amazon., no period first, last or twice; names, types and values
+	// never empty (SQS Developer Guide, "Amazon SQS message attributes").
+	for name, stage := range map[string]func(ctx context.Context) error{
+		"SQS body with NUL":                       sqs(outbox.SQS{Body: "a\x00b"}),
+		"SQS body with a form feed":               sqs(outbox.SQS{Body: "a\fb"}),
+		"SQS body with U+FFFE":                    sqs(outbox.SQS{Body: "a\ufffeb"}),
+		"SQS body over 1 MiB":                     sqs(outbox.SQS{Body: strings.Repeat("b", 1<<20)}),
+		"SQS attribute with an empty value":       sqs(outbox.SQS{Body: "b", Attributes: map[string]string{"a": ""}}),
+		"SQS attribute value with NUL":            sqs(outbox.SQS{Body: "b", Attributes: map[string]string{"a": "\x00"}}),
+		"SQS attribute name with a space":         sqs(outbox.SQS{Body: "b", Attributes: map[string]string{"a b": "v"}}),
+		"SQS attribute name AWS.":                 sqs(outbox.SQS{Body: "b", Attributes: map[string]string{"aws.x": "v"}}),
+		"SQS attribute name Amazon.":              sqs(outbox.SQS{Body: "b", Attributes: map[string]string{"AMAZON.x": "v"}}),
+		"SQS attribute name ending in period":     sqs(outbox.SQS{Body: "b", Attributes: map[string]string{"a.": "v"}}),
+		"SQS attribute name with two periods":     sqs(outbox.SQS{Body: "b", Attributes: map[string]string{"a..b": "v"}}),
+		"SQS attribute name over 256":             sqs(outbox.SQS{Body: "b", Attributes: map[string]string{strings.Repeat("n", 257): "v"}}),
+		"SQS attributes over 1 MiB with the body": sqs(outbox.SQS{Body: strings.Repeat("b", 1<<19), Attributes: map[string]string{"a": strings.Repeat("v", 1<<19)}}),
+		// MessageGroupId: up to 128 characters, alphanumeric and
+		// punctuation (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~): no space.
+		"SQSFIFO group with a space": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", GroupID: "a b", Body: "b"})
+			return err
+		},
+		"SNSFIFO group with a non-ASCII letter": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: snsTopic + ".fifo", GroupID: "é", Message: "m"})
+			return err
+		},
+		// SNS Publish (API reference): a subject is UTF-8 text with no line
+		// breaks or control characters, less than 100 characters long; a
+		// message at most 256 KB (262,144 bytes), attributes included.
+		"SNS subject with a line break": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNS{TopicARN: snsTopic, Message: "m", Subject: "a\nb"})
+			return err
+		},
+		"SNS subject with a tab": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNS{TopicARN: snsTopic, Message: "m", Subject: "a\tb"})
+			return err
+		},
+		"SNS subject of 100 characters": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNS{TopicARN: snsTopic, Message: "m", Subject: strings.Repeat("s", 100)})
+			return err
+		},
+		"SNS message over 256 KB": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNS{TopicARN: snsTopic, Message: strings.Repeat("m", 256<<10)})
+			return err
+		},
+		"SNS attribute with an empty value": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.SNS{TopicARN: snsTopic, Message: "m", Attributes: map[string]string{"a": ""}})
+			return err
+		},
+		// EventBridge PutEvents (user guide, "Calculating PutEvents event
+		// entry size"): Source, DetailType and Detail in UTF-8 bytes, less
+		// than 256 KB; the relay's id field counts.
+		"EventBridge entry of 256 KB with the id": func(ctx context.Context) error {
+			// Under 256 KB as staged; over it with the id field added.
+			detail := `{"x":"` + strings.Repeat("d", 256<<10-40) + `"}`
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: detail})
+			return err
+		},
+		// A consumer decoding the detail with encoding/json reads these as
+		// the relay's id field.
+		"EventBridge relay field in capitals": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"Lambdaidem-Message-Id":"forged"}`})
+			return err
+		},
+		"EventBridge relay field with long s": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"lambdaidem-meſſage-id":"forged","x":1}`})
+			return err
+		},
+		"EventBridge relay field escaped": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"LAMBDAIDEM-MESSAGE-\u0049D":"forged"}`})
+			return err
+		},
+	} {
+		cases[name] = stage
+	}
 	for name, stage := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := memstore.New()
@@ -160,9 +252,50 @@ func TestStageValidates(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := s.Outbox(); len(got) != 0 {
-				t.Errorf("an invalid message was committed: %+v", got)
+				t.Errorf("an invalid message was committed (%d outbox entries)", len(got))
 			}
 		})
+	}
+}
+
+// TestStageAcceptsWhatTargetsAccept: the edges the rules allow are staged:
+// a 99-character subject with non-ASCII letters, a FIFO group of 128
+// punctuation characters, an SQS body of every allowed range at 1 MiB with
+// its id attribute, a detail under 256 KB.
+func TestStageAcceptsWhatTargetsAccept(t *testing.T) {
+	s := memstore.New()
+	_, err := lambdaidem.Do(context.Background(), guard(t, s, nil), call("k"), func(ctx context.Context) (string, error) {
+		body := "\t\n\r \ud7ff\ue000\ufffd\U00010000\U0010ffff"
+		idAttr := len(outbox.IDAttribute) + len("String") + 64
+		for _, st := range []func() error{
+			func() error {
+				_, err := outbox.Stage(ctx, outbox.SNS{TopicARN: "arn:t", Message: "m", Subject: strings.Repeat("é", 99), Attributes: map[string]string{"a.b-c_D9": "v"}})
+				return err
+			},
+			func() error {
+				_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", GroupID: strings.Repeat("!~", 64), Body: body})
+				return err
+			},
+			func() error {
+				_, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: body + strings.Repeat("b", 1<<20-len(body)-idAttr)})
+				return err
+			},
+			func() error {
+				_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"x":"` + strings.Repeat("d", 200<<10) + `"}`})
+				return err
+			},
+		} {
+			if err := st(); err != nil {
+				return "", err
+			}
+		}
+		return "ok", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Outbox()[0].Messages); n != 4 {
+		t.Fatalf("%d messages staged; want 4", n)
 	}
 }
 
@@ -202,45 +335,56 @@ func stageAll(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// TestIDsStableAcrossAttempts: each message's id is the operation key and
-// its position, the same in every attempt at the operation (here a first
-// attempt that fails and is released, then one that commits), and
-// different for another operation.
+// TestIDsStableAcrossAttempts: each message's id is the operation key, the
+// record's creation time and its position: the same in every attempt under
+// one record (here an attempt whose lease lapsed and the takeover that
+// commits), different for another operation, and different for a new
+// operation under the same key once the record expired (a key reused after
+// the retry horizon is a new operation: a consumer that remembers ids
+// longer must not drop its messages).
 func TestIDsStableAcrossAttempts(t *testing.T) {
 	s := memstore.New()
-	g := guard(t, s, nil)
-	var first, second []string
-	var opKey string
-	boom := errors.New("boom")
-	_, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
-		ids, err := stageAll(ctx)
-		first = ids
-		if err != nil {
-			return "", err
-		}
-		return "", boom
+	clk := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	g, err := lambdaidem.New(s, func(o *lambdaidem.Options) {
+		o.RetryHorizon = time.Hour
+		o.Now = clk.Now
+		o.Lease = time.Minute
+		o.Renew = lambdaidem.RenewNever
 	})
-	if !errors.Is(err, boom) {
-		t.Fatalf("first attempt = %v", err)
-	}
-	if len(s.Outbox()) != 0 {
-		t.Fatal("a failed attempt committed messages")
-	}
-	if _, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
-		a, _ := lambdaidem.AttemptFrom(ctx)
-		opKey = a.OperationKey()
-		ids, err := stageAll(ctx)
-		second = ids
-		return "ok", err
-	}); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
+	var first, second []string
+	var opKey string
+	var since time.Time
+	// The first attempt runs past its lease; the takeover runs and commits
+	// meanwhile; the first attempt's own commit is fenced out.
+	lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
+		first, _ = stageAll(ctx)
+		clk.Advance(2 * time.Minute)
+		if _, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
+			a, _ := lambdaidem.AttemptFrom(ctx)
+			if a.Number() != 2 {
+				t.Errorf("attempt %d; want the takeover, 2", a.Number())
+			}
+			opKey, since = a.OperationKey(), a.Since()
+			ids, err := stageAll(ctx)
+			second = ids
+			return "ok", err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return "late", nil
+	})
 	if strings.Join(first, " ") != strings.Join(second, " ") {
 		t.Errorf("ids differ across attempts:\n%v\n%v", first, second)
 	}
+	if !since.Equal(clk.Now().Add(-2 * time.Minute)) {
+		t.Errorf("the takeover's Since %v; want the first claim's time", since)
+	}
 	for i, id := range second {
-		if want := outbox.ID(opKey, i); id != want {
-			t.Errorf("message %d id %q; want %q", i, id, want)
+		if want := outbox.ID(opKey, since, i); id != want || len(id) > 64 {
+			t.Errorf("message %d id %q; want %q, at most 64 characters", i, id, want)
 		}
 	}
 	entries := s.Outbox()
@@ -257,6 +401,25 @@ func TestIDsStableAcrossAttempts(t *testing.T) {
 	}
 	if other[0] == second[0] {
 		t.Errorf("two operations share the message id %s", other[0])
+	}
+	// Publish the first operation's messages, let its record expire, and
+	// run the key again: a new operation, new ids.
+	if _, err := s.Relay(context.Background(), clk.Now(), outbox.PublisherFunc(func(context.Context, outbox.Message) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Hour)
+	var reused []string
+	if _, err := lambdaidem.Do(context.Background(), g, call("k"), func(ctx context.Context) (string, error) {
+		ids, err := stageAll(ctx)
+		reused = ids
+		return "ok", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range reused {
+		if reused[i] == second[i] {
+			t.Errorf("the key reused after expiry stages message %d under the old operation's id %s", i, reused[i])
+		}
 	}
 }
 

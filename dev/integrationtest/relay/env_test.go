@@ -29,6 +29,10 @@ const (
 	retention     = 24 * time.Hour
 )
 
+// start is the test clock's start: the creation time of every record
+// claimed before the clock moves, from which message ids derive.
+var start = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
 // env is one test's world: an endpoint, an idempotency table, an outbox
 // table (its stream fed by the test from the table's items), a business
 // table "orders", a guard over them, and a relay publishing to targets.
@@ -52,7 +56,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{
 		ep: ep, client: ep.Client(),
 		table: ddbtest.TableName(t, "idem"), outbox: ddbtest.TableName(t, "outbox"), orders: ddbtest.TableName(t, "orders"),
-		clock:   testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
+		clock:   testclock.New(start),
 		targets: newTargets(),
 		t:       t,
 	}

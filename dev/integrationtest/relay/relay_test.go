@@ -53,8 +53,8 @@ func TestCommitWritesOneOutboxItem(t *testing.T) {
 	}
 	opKey := lambdaidem.OperationKey(recordKey("o-1"))
 	for i, m := range msgs {
-		if id := m.(*types.AttributeValueMemberM).Value["id"].(*types.AttributeValueMemberS).Value; id != outbox.ID(opKey, i) {
-			t.Errorf("message %d id %s; want %s", i, id, outbox.ID(opKey, i))
+		if id := m.(*types.AttributeValueMemberM).Value["id"].(*types.AttributeValueMemberS).Value; id != outbox.ID(opKey, start, i) {
+			t.Errorf("message %d id %s; want %s", i, id, outbox.ID(opKey, start, i))
 		}
 	}
 }
@@ -180,7 +180,7 @@ func TestRelayPublishesInOrderAndExpires(t *testing.T) {
 		t.Fatalf("reported %v", failed)
 	}
 	opKey := lambdaidem.OperationKey(k)
-	want := "sqs:" + outbox.ID(opKey, 0) + " sqs-fifo:" + outbox.ID(opKey, 1) + " item:" + outbox.ID(opKey, 2)
+	want := "sqs:" + outbox.ID(opKey, start, 0) + " sqs-fifo:" + outbox.ID(opKey, start, 1) + " item:" + outbox.ID(opKey, start, 2)
 	if got := ids(e.targets.sent()); got != want {
 		t.Errorf("published %s; want %s", got, want)
 	}
@@ -271,9 +271,9 @@ func TestRelayCrashes(t *testing.T) {
 			opKey := lambdaidem.OperationKey(k)
 			var want []string
 			for i := range 3 {
-				want = append(want, outbox.ID(opKey, i))
+				want = append(want, outbox.ID(opKey, start, i))
 				if i == c.twice {
-					want = append(want, outbox.ID(opKey, i))
+					want = append(want, outbox.ID(opKey, start, i))
 				}
 			}
 			var got []string
@@ -334,7 +334,7 @@ func TestRedeliveredAndBisectedBatches(t *testing.T) {
 	}
 	for i, key := range []string{"a", "b", "c"} {
 		for pos := range 3 {
-			id := outbox.ID(lambdaidem.OperationKey(recordKey(key)), pos)
+			id := outbox.ID(lambdaidem.OperationKey(recordKey(key)), start, pos)
 			if counts[id] != 1 {
 				t.Errorf("operation %d message %d sent %d times; want 1", i, pos, counts[id])
 			}
@@ -389,11 +389,11 @@ func TestTwoRelaysAtOnce(t *testing.T) {
 		counts[m.ID]++
 	}
 	opKey := lambdaidem.OperationKey(k)
-	if counts[outbox.ID(opKey, 0)] != 2 {
-		t.Errorf("message 0 sent %d times; want 2 (both relays read it unpublished)", counts[outbox.ID(opKey, 0)])
+	if counts[outbox.ID(opKey, start, 0)] != 2 {
+		t.Errorf("message 0 sent %d times; want 2 (both relays read it unpublished)", counts[outbox.ID(opKey, start, 0)])
 	}
 	for pos := range 3 {
-		if counts[outbox.ID(opKey, pos)] == 0 {
+		if counts[outbox.ID(opKey, start, pos)] == 0 {
 			t.Errorf("message %d never sent", pos)
 		}
 	}
@@ -574,7 +574,7 @@ func TestRelayOvertaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	opKey := lambdaidem.OperationKey(k)
-	want := []string{outbox.ID(opKey, 0), outbox.ID(opKey, 0), outbox.ID(opKey, 1), outbox.ID(opKey, 2)}
+	want := []string{outbox.ID(opKey, start, 0), outbox.ID(opKey, start, 0), outbox.ID(opKey, start, 1), outbox.ID(opKey, start, 2)}
 	var got []string
 	for _, m := range e.targets.sent() {
 		got = append(got, m.ID)
