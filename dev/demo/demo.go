@@ -19,6 +19,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/lambdaidem/lambdaidem/dev/e2estack"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // demo holds one run's state.
@@ -180,7 +182,7 @@ func (d *demo) reusedKey(ctx context.Context) error {
 func (d *demo) cutOff(ctx context.Context) error {
 	d.heading("The function is cut off by its 2s timeout after claiming the key",
 		"POST with key "+keyC+"; DynamoDB stalls its commit, the emulator kills it at the timeout")
-	d.emb.DynamoDB.Hold.Add(e2estack.HoldRule{Op: "TransactWriteItems", Contains: "inv-1003"})
+	d.emb.DynamoDB.Hold.Add(rie.HoldRule{Op: "TransactWriteItems", Contains: "inv-1003"})
 	r, err := d.post(ctx, keyC, payment("inv-1003", 7000))
 	if err != nil {
 		return err
@@ -224,7 +226,7 @@ func (d *demo) redelivery(ctx context.Context) error {
 	d.heading("SQS: the orders function crashes halfway through a batch",
 		"3 order messages in one batch; the process is killed when it reaches the second order's commit")
 	ids := []string{"ord-2001", "ord-2002", "ord-2003"}
-	d.emb.DynamoDB.Hold.Add(e2estack.HoldRule{Op: "TransactWriteItems", Contains: ids[1], OnHold: func() {
+	d.emb.DynamoDB.Hold.Add(rie.HoldRule{Op: "TransactWriteItems", Contains: ids[1], OnHold: func() {
 		_ = d.emb.Orders.KillRuntime()
 	}})
 	entries := make([]sqstypes.SendMessageBatchRequestEntry, len(ids))

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/lambdaidem/lambdaidem/dev/e2estack"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // setupLimit bounds the setup: installing the emulator, downloading modules,
@@ -41,16 +43,16 @@ func (d *demo) prepare(parent context.Context) (builds, error) {
 	}
 	d.say(buildState(ctx, root).message())
 
-	b.rie, err = e2estack.FindRIE(ctx)
-	if errors.Is(err, e2estack.ErrRIENotFound) {
+	b.rie, err = rie.Find(ctx)
+	if errors.Is(err, rie.ErrNotFound) {
 		dir, derr := installDir(ctx)
 		if derr != nil {
 			return b, derr
 		}
 		d.say("The AWS Lambda Runtime Interface Emulator is not installed: installing the pinned version once, into " + dir + " (where the next run finds it):")
-		d.say("  go install " + e2estack.RIEModule)
+		d.say("  go install " + rie.Module)
 		err = d.setupStep(parent, ctx, "installing the emulator", func(ctx context.Context) (err error) {
-			b.rie, err = e2estack.InstallRIE(ctx, dir)
+			b.rie, err = rie.Install(ctx, dir)
 			return err
 		})
 	}
@@ -132,7 +134,7 @@ func stepFailed(parent, ctx context.Context, step string, limit time.Duration, e
 	return fmt.Errorf("%s: %s: %w", step, why, err)
 }
 
-// installDir is where `go install` puts commands and e2estack.FindRIE looks:
+// installDir is where `go install` puts commands and rie.Find looks:
 // GOBIN, else the first GOPATH entry's bin.
 func installDir(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOBIN", "GOPATH").Output()

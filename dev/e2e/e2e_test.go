@@ -17,7 +17,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
-	"github.com/lambdaidem/lambdaidem/dev/e2estack"
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // TestEndToEnd drives the example functions from outside, as AWS would: an
@@ -241,7 +241,7 @@ func TestEndToEnd(t *testing.T) {
 			// The function claims the key, then stalls on its commit (the
 			// transaction that writes the payment) until the emulator kills it
 			// at its timeout.
-			emb.DynamoDB.Hold.Add(e2estack.HoldRule{Op: "TransactWriteItems", Contains: ref})
+			emb.DynamoDB.Hold.Add(rie.HoldRule{Op: "TransactWriteItems", Contains: ref})
 
 			began := time.Now()
 			cut := s.postPayment(t, s.apiURL, key, body)
@@ -320,7 +320,7 @@ func TestEndToEnd(t *testing.T) {
 			// The function crashes (its process is killed) when it reaches the
 			// commit of the third order: whatever the batch committed before
 			// stays, the third order's record is left in progress.
-			emb.DynamoDB.Hold.Add(e2estack.HoldRule{Op: "TransactWriteItems", Contains: ids[2], OnHold: func() {
+			emb.DynamoDB.Hold.Add(rie.HoldRule{Op: "TransactWriteItems", Contains: ids[2], OnHold: func() {
 				if err := emb.Orders.KillRuntime(); err != nil {
 					t.Errorf("crash the function: %v", err)
 				}

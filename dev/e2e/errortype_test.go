@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/lambdaidem/lambdaidem/dev/e2estack"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // TestReplayedErrorKeepsItsErrorType: under the Runtime Interface
@@ -20,7 +22,7 @@ import (
 // and callers match on), without the handler running again.
 func TestReplayedErrorKeepsItsErrorType(t *testing.T) {
 	ctx := t.Context()
-	rie, err := e2estack.FindRIE(ctx)
+	rieBin, err := rie.Find(ctx)
 	if err != nil {
 		t.Skip(err)
 	}
@@ -34,7 +36,7 @@ func TestReplayedErrorKeepsItsErrorType(t *testing.T) {
 	}
 	var log bytes.Buffer
 	var logMu sync.Mutex
-	fn, err := e2estack.StartFunction(ctx, e2estack.FunctionOptions{RIE: rie, Bootstrap: bin, Name: "declined", Timeout: 10 * time.Second, Log: lockedWriter{&logMu, &log}})
+	fn, err := rie.Start(ctx, rie.Options{RIE: rieBin, Bootstrap: bin, Name: "declined", Timeout: 10 * time.Second, Log: lockedWriter{&logMu, &log}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestReplayedErrorKeepsItsErrorType(t *testing.T) {
 		Type    string `json:"errorType"`
 		Message string `json:"errorMessage"`
 	}
-	invoke := func(payload string) (e2estack.Invocation, lambdaError) {
+	invoke := func(payload string) (rie.Invocation, lambdaError) {
 		t.Helper()
 		inv, err := fn.Invoke(ctx, []byte(payload))
 		if err != nil {

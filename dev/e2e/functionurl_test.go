@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 	"github.com/lambdaidem/lambdaidem/dev/e2estack"
 )
 
@@ -27,7 +28,7 @@ func TestFunctionURL(t *testing.T) {
 		t.Skip("the function runs as a Linux bootstrap under the Runtime Interface Emulator; this is " + runtime.GOOS)
 	}
 	ctx := t.Context()
-	rie, err := e2estack.FindRIE(ctx)
+	rieBin, err := rie.Find(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +55,8 @@ func TestFunctionURL(t *testing.T) {
 	}
 	const timeout = 2 * time.Second
 	log := newLogFile(t, filepath.Join(work, "function.log"))
-	fn, err := e2estack.StartFunction(ctx, e2estack.FunctionOptions{
-		RIE: rie, Bootstrap: bin, Name: "payments-url", Timeout: timeout, Log: log,
+	fn, err := rie.Start(ctx, rie.Options{
+		RIE: rieBin, Bootstrap: bin, Name: "payments-url", Timeout: timeout, Log: log,
 		Env: map[string]string{
 			"AWS_ENDPOINT_URL_DYNAMODB": ddb.URL, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
 			"AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
@@ -68,7 +69,7 @@ func TestFunctionURL(t *testing.T) {
 	t.Cleanup(fn.Close)
 
 	const caller = "arn:aws:iam::123456789012:user/alice"
-	post := func(t *testing.T, key, body string) (e2estack.StreamedResponse, e2estack.Invocation) {
+	post := func(t *testing.T, key, body string) (e2estack.StreamedResponse, rie.Invocation) {
 		t.Helper()
 		e := e2estack.FunctionURLRequest("POST", "/payments", "", map[string]string{"Content-Type": "application/json", "Idempotency-Key": key}, body, caller)
 		payload, err := json.Marshal(e)

@@ -19,6 +19,8 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/dev/e2estack"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // chargeProvider is a card provider on loopback whose charge call is held
@@ -83,11 +85,11 @@ func (p *chargeProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // charge, one payment.
 func managedChargeOutlivesTimeout(t *testing.T, s *stack) {
 	emb := s.needFaults(t)
-	if ok, why := e2estack.ManagedInstancesSupported(); !ok {
+	if ok, why := rie.ManagedInstancesSupported(); !ok {
 		t.Skip(why)
 	}
 	ctx := t.Context()
-	rie, err := e2estack.FindRIE(ctx)
+	rieBin, err := rie.Find(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +113,8 @@ func managedChargeOutlivesTimeout(t *testing.T, s *stack) {
 	var log bytes.Buffer
 	var logMu sync.Mutex
 	const timeout, margin = 2 * time.Second, time.Second
-	fo := e2estack.FunctionOptions{
-		RIE: rie, Bootstrap: bin, Name: "slowcharge", Timeout: timeout, MaxConcurrency: 4,
+	fo := rie.Options{
+		RIE: rieBin, Bootstrap: bin, Name: "slowcharge", Timeout: timeout, MaxConcurrency: 4,
 		Log: lockedWriter{&logMu, &log},
 		Env: map[string]string{
 			"AWS_ENDPOINT_URL_DYNAMODB": emb.DynamoDB.URL, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
@@ -121,7 +123,7 @@ func managedChargeOutlivesTimeout(t *testing.T, s *stack) {
 			"PROVIDER_URL": srv.URL, "LEASE_MARGIN": margin.String(),
 		},
 	}
-	fn, err := e2estack.StartFunction(ctx, fo)
+	fn, err := rie.Start(ctx, fo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +138,7 @@ func managedChargeOutlivesTimeout(t *testing.T, s *stack) {
 
 	key := unique("slow")
 	payload, _ := json.Marshal(map[string]any{"key": key, "amount": 700})
-	invoke := func() (e2estack.Invocation, map[string]string) {
+	invoke := func() (rie.Invocation, map[string]string) {
 		t.Helper()
 		inv, err := fn.Invoke(ctx, payload)
 		if err != nil {
@@ -152,7 +154,7 @@ func managedChargeOutlivesTimeout(t *testing.T, s *stack) {
 	}
 
 	began := time.Now()
-	first := make(chan e2estack.Invocation, 1)
+	first := make(chan rie.Invocation, 1)
 	go func() {
 		inv, err := fn.Invoke(ctx, payload)
 		if err != nil {
@@ -224,7 +226,7 @@ func managedChargeOutlivesTimeout(t *testing.T, s *stack) {
 	}
 	t.Logf("the execution environment ended %v after the emulator reported the timeout (late response refused); starting a new one", time.Since(began.Add(timedOutAt)).Round(time.Millisecond))
 	fn.Close()
-	if fn, err = e2estack.StartFunction(ctx, fo); err != nil {
+	if fn, err = rie.Start(ctx, fo); err != nil {
 		t.Fatal(err)
 	}
 	inv, out := invoke()

@@ -17,6 +17,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 	"github.com/lambdaidem/lambdaidem/dev/e2estack"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/dynamostore/relay"
@@ -30,18 +31,18 @@ import (
 // event source pollers' payloads in, the handler's JSON answer out.
 type inProcess[E, R any] func(context.Context, E) (R, error)
 
-func (h inProcess[E, R]) Invoke(ctx context.Context, payload []byte) (e2estack.Invocation, error) {
+func (h inProcess[E, R]) Invoke(ctx context.Context, payload []byte) (rie.Invocation, error) {
 	start := time.Now()
 	var ev E
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		return e2estack.Invocation{}, err
+		return rie.Invocation{}, err
 	}
 	resp, err := h(ctx, ev)
 	if err != nil {
-		return e2estack.Invocation{Status: 200, Payload: []byte(strconv.Quote(err.Error())), FunctionError: "error", Duration: time.Since(start)}, nil
+		return rie.Invocation{Status: 200, Payload: []byte(strconv.Quote(err.Error())), FunctionError: "error", Duration: time.Since(start)}, nil
 	}
 	out, err := json.Marshal(resp)
-	return e2estack.Invocation{Status: 200, Payload: out, Duration: time.Since(start)}, err
+	return rie.Invocation{Status: 200, Payload: out, Duration: time.Since(start)}, err
 }
 
 // The outbox end to end: 20 operations each commit an order and an "order

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/lambdaidem/lambdaidem/dev/e2estack"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // TestFunctionURLPanic runs dev/e2e/panicurl under the Runtime Interface
@@ -25,7 +27,7 @@ func TestFunctionURLPanic(t *testing.T) {
 		t.Skip("the function runs as a Linux bootstrap under the Runtime Interface Emulator; this is " + runtime.GOOS)
 	}
 	ctx := t.Context()
-	rie, err := e2estack.FindRIE(ctx)
+	rieBin, err := rie.Find(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +41,12 @@ func TestFunctionURLPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := newLogFile(t, filepath.Join(work, "function.log"))
-	fn, err := e2estack.StartFunction(ctx, e2estack.FunctionOptions{RIE: rie, Bootstrap: bin, Name: "panicurl", Timeout: 5 * time.Second, Log: log})
+	fn, err := rie.Start(ctx, rie.Options{RIE: rieBin, Bootstrap: bin, Name: "panicurl", Timeout: 5 * time.Second, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fn.Close)
-	invoke := func(t *testing.T, path string) (e2estack.StreamedResponse, e2estack.Invocation) {
+	invoke := func(t *testing.T, path string) (e2estack.StreamedResponse, rie.Invocation) {
 		t.Helper()
 		e := e2estack.FunctionURLRequest("POST", path, "", map[string]string{"Idempotency-Key": "k-1", "Content-Type": "application/json"}, `{}`, "arn:aws:iam::123456789012:user/alice")
 		payload, _ := json.Marshal(e)

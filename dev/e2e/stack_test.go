@@ -22,6 +22,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 	"github.com/lambdaidem/lambdaidem/dev/e2estack"
 )
 
@@ -73,7 +74,7 @@ func startEmbedded(t *testing.T, root string) *stack {
 	if runtime.GOOS != "linux" {
 		t.Skip("the embedded stack runs Linux bootstraps under the Runtime Interface Emulator; this is " + runtime.GOOS)
 	}
-	rie, err := e2estack.FindRIE(t.Context())
+	rieBin, err := rie.Find(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +85,13 @@ func startEmbedded(t *testing.T, root string) *stack {
 	}
 	log := newLogFile(t, logPath)
 	managed := 8
-	ok, why := e2estack.ManagedInstancesSupported()
+	ok, why := rie.ManagedInstancesSupported()
 	if !ok {
 		managed = 0
 	}
 	start := time.Now()
 	emb, err := e2estack.StartEmbedded(t.Context(), e2estack.EmbeddedOptions{
-		RIE: rie, WorkDir: work, ModuleRoot: root, Log: log,
+		RIE: rieBin, WorkDir: work, ModuleRoot: root, Log: log,
 		PaymentsInstances:  4,
 		PaymentsTimeout:    3 * time.Second,
 		ManagedConcurrency: managed,

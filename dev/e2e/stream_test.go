@@ -18,6 +18,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 	"github.com/lambdaidem/lambdaidem/dev/e2estack"
 )
 
@@ -27,14 +28,14 @@ import (
 // behaves like Lambda's event source mapping.
 type streamStack struct {
 	ddb    *e2estack.DynamoDB
-	fn     *e2estack.Function
+	fn     *rie.Function
 	stream *e2estack.Stream
 	poller *e2estack.StreamPoller
 	ledger string
 
 	// The same ledger fed by a transfers table's DynamoDB stream
 	// (LEDGER_SOURCE=dynamodb).
-	changesFn     *e2estack.Function
+	changesFn     *rie.Function
 	changes       *e2estack.Stream
 	changesPoller *e2estack.StreamPoller
 }
@@ -61,7 +62,7 @@ func startStreamStack(t *testing.T) *streamStack {
 	if runtime.GOOS != "linux" {
 		t.Skip("the embedded stack runs Linux bootstraps under the Runtime Interface Emulator; this is " + runtime.GOOS)
 	}
-	rie, err := e2estack.FindRIE(ctx)
+	rieBin, err := rie.Find(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,15 +100,15 @@ func startStreamStack(t *testing.T) *streamStack {
 		"LEDGER_TABLE":                s.ledger,
 		"IDEMPOTENCY_TTL":             "24h", // the streams' retention
 	}
-	s.fn, err = e2estack.StartFunction(ctx, e2estack.FunctionOptions{
-		RIE: rie, Bootstrap: bin, Name: "ledger", Timeout: streamFunctionTimeout, Log: log, Env: env,
+	s.fn, err = rie.Start(ctx, rie.Options{
+		RIE: rieBin, Bootstrap: bin, Name: "ledger", Timeout: streamFunctionTimeout, Log: log, Env: env,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.fn.Close)
-	s.changesFn, err = e2estack.StartFunction(ctx, e2estack.FunctionOptions{
-		RIE: rie, Bootstrap: bin, Name: "ledger-outbox", Timeout: streamFunctionTimeout, Log: log,
+	s.changesFn, err = rie.Start(ctx, rie.Options{
+		RIE: rieBin, Bootstrap: bin, Name: "ledger-outbox", Timeout: streamFunctionTimeout, Log: log,
 		Env: with(env, "LEDGER_SOURCE", "dynamodb"),
 	})
 	if err != nil {
@@ -119,7 +120,7 @@ func startStreamStack(t *testing.T) *streamStack {
 	s.changes = e2estack.NewDynamoDBStream("transfers", e2estack.StreamOptions{Shards: 1})
 	for _, src := range []struct {
 		stream *e2estack.Stream
-		fn     *e2estack.Function
+		fn     *rie.Function
 		poller **e2estack.StreamPoller
 	}{{s.stream, s.fn, &s.poller}, {s.changes, s.changesFn, &s.changesPoller}} {
 		p, err := e2estack.NewStreamPoller(e2estack.StreamPollerOptions{
@@ -223,7 +224,7 @@ func TestStreams(t *testing.T) {
 		// transfer: the first two are committed, the third's record is left
 		// in progress. Lambda then retries the batch from the checkpoint,
 		// bisected.
-		s.ddb.Hold.Add(e2estack.HoldRule{Op: "TransactWriteItems", Contains: ids[2], OnHold: func() {
+		s.ddb.Hold.Add(rie.HoldRule{Op: "TransactWriteItems", Contains: ids[2], OnHold: func() {
 			if err := s.fn.KillRuntime(); err != nil {
 				t.Errorf("crash the function: %v", err)
 			}
@@ -294,7 +295,7 @@ func TestStreams(t *testing.T) {
 		for i := range ids {
 			ids[i] = unique("outbox")
 		}
-		s.ddb.Hold.Add(e2estack.HoldRule{Op: "TransactWriteItems", Contains: ids[2], OnHold: func() {
+		s.ddb.Hold.Add(rie.HoldRule{Op: "TransactWriteItems", Contains: ids[2], OnHold: func() {
 			if err := s.changesFn.KillRuntime(); err != nil {
 				t.Errorf("crash the function: %v", err)
 			}

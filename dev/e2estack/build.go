@@ -2,14 +2,14 @@ package e2estack
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // BuildOptions configure [Build].
@@ -27,9 +27,9 @@ type BuildOptions struct {
 	Tags []string
 }
 
-// Build compiles a Lambda bootstrap the way `make build` does
-// (CGO_ENABLED=0 GOOS=linux, the host's GOARCH, -tags lambda.norpc,
-// -trimpath -ldflags='-s -w') and returns the binary's path.
+// Build compiles a package of this repository as a Lambda bootstrap, the
+// way `make build` does (see rie.Build), in the nested module that holds
+// it, and returns the binary's path.
 func Build(ctx context.Context, o BuildOptions) (string, error) {
 	if o.Package == "" || o.Out == "" {
 		return "", errors.New("e2estack: Build needs Package and Out")
@@ -41,25 +41,11 @@ func Build(ctx context.Context, o BuildOptions) (string, error) {
 			return "", err
 		}
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return "", err
-	}
-	out, err := filepath.Abs(filepath.Join(o.Out, "bootstrap"))
-	if err != nil {
-		return "", err
-	}
 	dir, pkg, err := moduleOf(root, o.Package)
 	if err != nil {
 		return "", err
 	}
-	tags := append([]string{"lambda.norpc"}, o.Tags...)
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", strings.Join(tags, ","), "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("e2estack: build %s (tags %s): %w\n%s", o.Package, strings.Join(tags, ","), err, msg)
-	}
-	return out, nil
+	return rie.Build(ctx, rie.BuildOptions{Dir: dir, Package: pkg, Out: o.Out, Tags: o.Tags})
 }
 
 // libraryModule is the module path of the repository root's go.mod.
@@ -119,19 +105,4 @@ func modulePath(gomod string) string {
 		}
 	}
 	return ""
-}
-
-// errorTypeOf returns the errorType of a Lambda error document, or "".
-func errorTypeOf(body []byte) string {
-	var doc struct {
-		ErrorType    string `json:"errorType"`
-		ErrorMessage string `json:"errorMessage"`
-	}
-	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &doc) != nil {
-		return ""
-	}
-	if doc.ErrorType == "" && doc.ErrorMessage != "" {
-		return "Unhandled"
-	}
-	return doc.ErrorType
 }

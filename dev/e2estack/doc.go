@@ -2,21 +2,22 @@
 // demo (dev/demo): it runs the example functions from outside, as AWS
 // would.
 //
-// The embedded stack needs only Go and, on Linux, the AWS Lambda Runtime
-// Interface Emulator:
+// It is what is specific to this repository's end-to-end suite. Running a
+// function under the AWS Lambda Runtime Interface Emulator (ports,
+// Lambda's environment, typed timeouts, held commits, crashes, Lambda
+// Managed Instances mode) is the published package
+// github.com/lambdaidem/lambdaidem/ddbtest/rie, which users call for
+// their own bootstraps; this package builds on it:
 //
-//   - [Build] compiles an example's bootstrap the way `make build` does:
-//     the functions under test are the release binaries; faults are injected
-//     from outside (a [Hold] on the DynamoDB endpoint stalls a commit, the
-//     emulator's timeout or [Function.KillRuntime] ends the process);
-//   - [StartFunction] runs it under the Runtime Interface Emulator
-//     (aws-lambda-rie), which enforces the function timeout for real; one
-//     instance runs one invocation at a time (use a [Pool] of instances, as
-//     Lambda scales out), or several at once in Lambda Managed Instances mode
-//     (FunctionOptions.MaxConcurrency > 1);
+//   - [Build] compiles one of this repository's packages (an example, a
+//     test function under dev/e2e) with rie.Build, in the nested module
+//     that holds it: the functions under test are the release binaries;
+//     faults are injected from outside (a rie.Hold on the DynamoDB
+//     endpoint stalls a commit, the emulator's timeout or
+//     rie.Function.KillRuntime ends the process);
 //   - [StartDynamoDB] serves the in-process DynamoDB emulator (minidyn,
 //     behind ddbtest's fidelity proxy) on a loopback port, with a
-//     [Hold] in front of it that can stall chosen requests;
+//     rie.Hold in front of it that can stall chosen requests;
 //   - [StartSQS] serves goaws, an SQS-compatible endpoint speaking the query
 //     protocol, and [NewSQSClient] builds an SDK client for it;
 //   - [Poller] behaves like Lambda's SQS event source mapping;

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // The example packages and their routes.
@@ -84,15 +85,15 @@ type Embedded struct {
 
 	// Payments is the pool of classic payments instances; APIURL its
 	// gateway.
-	Payments *Pool
+	Payments *rie.Pool
 	APIURL   string
 	// PaymentsManaged is the Lambda Managed Instances instance (nil unless
 	// asked for); ManagedAPIURL its gateway.
-	PaymentsManaged *Function
+	PaymentsManaged *rie.Function
 	ManagedAPIURL   string
 
 	// Orders is the orders function; Poller its event source mapping.
-	Orders   *Function
+	Orders   *rie.Function
 	Poller   *Poller
 	QueueURL string
 	DLQURL   string
@@ -194,20 +195,20 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (_ *Embedded, err err
 
 	var payErr, mgdErr, ordErr error
 	wg.Go(func() {
-		e.Payments, payErr = StartPool(ctx, o.PaymentsInstances, FunctionOptions{
+		e.Payments, payErr = rie.StartPool(ctx, o.PaymentsInstances, rie.Options{
 			RIE: o.RIE, Bootstrap: payBin.path, Name: "payments", Timeout: o.PaymentsTimeout, Env: payEnv, Log: o.Log,
 		})
 	})
 	if o.ManagedConcurrency > 1 {
 		wg.Go(func() {
-			e.PaymentsManaged, mgdErr = StartFunction(ctx, FunctionOptions{
+			e.PaymentsManaged, mgdErr = rie.Start(ctx, rie.Options{
 				RIE: o.RIE, Bootstrap: payBin.path, Name: "payments-managed", Timeout: o.PaymentsTimeout, Env: payEnv, Log: o.Log,
 				MaxConcurrency: o.ManagedConcurrency,
 			})
 		})
 	}
 	wg.Go(func() {
-		e.Orders, ordErr = StartFunction(ctx, FunctionOptions{
+		e.Orders, ordErr = rie.Start(ctx, rie.Options{
 			RIE: o.RIE, Bootstrap: ordBin.path, Name: "orders", Timeout: o.OrdersTimeout, Env: ordEnv, Log: o.Log,
 		})
 	})

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // PollerOptions configure a [Poller].
@@ -25,7 +27,7 @@ type PollerOptions struct {
 	// last path segment.
 	QueueARN string
 	// Function runs the batches. Required.
-	Function Invoker
+	Function rie.Invoker
 	// BatchSize is the most messages per invocation (1–10). Default 10.
 	BatchSize int
 	// WaitTime is the long-poll wait of one ReceiveMessage, whole seconds.
@@ -45,7 +47,7 @@ type Batch struct {
 	// message, this time included.
 	ReceiveCounts []int
 	// Invocation is what the function returned.
-	Invocation Invocation
+	Invocation rie.Invocation
 	// InvokeErr is set when the function could not be invoked.
 	InvokeErr error
 	// Failed lists the message ids left on the queue for redelivery: the

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/lambdaidem/lambdaidem/examples/httpevent"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // Gateway plays API Gateway's HTTP API on a loopback port: each request
@@ -28,7 +30,7 @@ type Gateway struct {
 
 // StartGateway serves the routes (HTTP API route keys such as
 // "POST /payments") with fn on 127.0.0.1. Stop it with Close.
-func StartGateway(fn Invoker, routes ...string) (*Gateway, error) {
+func StartGateway(fn rie.Invoker, routes ...string) (*Gateway, error) {
 	rs, err := httpevent.NewRoutes(routes...)
 	if err != nil {
 		return nil, err
@@ -52,7 +54,7 @@ func (g *Gateway) Close() {
 	_ = g.srv.Close()
 }
 
-func gatewayHandler(t *httpevent.Translator, fn Invoker) http.Handler {
+func gatewayHandler(t *httpevent.Translator, fn rie.Invoker) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e, err := t.Event(r)
 		switch {
@@ -87,7 +89,7 @@ func gatewayHandler(t *httpevent.Translator, fn Invoker) http.Handler {
 
 // functionError names why an invocation failed, for the harness's
 // X-E2e-Function-Error header (API Gateway sends no such header).
-func functionError(inv Invocation, err error) string {
+func functionError(inv rie.Invocation, err error) string {
 	if err != nil {
 		return "InvokeError"
 	}

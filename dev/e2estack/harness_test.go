@@ -14,36 +14,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-)
 
-func TestClassifyRecognizesTheEmulatorsErrorAnswers(t *testing.T) {
-	cases := []struct {
-		name     string
-		status   int
-		body     string
-		errType  string
-		timedOut bool
-	}{
-		{"success", 200, `{"statusCode":201}`, "", false},
-		{"classic timeout", 200, "Task timed out after 3.00 seconds", "Sandbox.Timedout", true},
-		{"managed timeout", 200, `{"errorType":"Sandbox.Timedout","errorMessage":"Task timed out after 3.00 seconds"}`, "Sandbox.Timedout", true},
-		{"crash", 502, `{"errorType":"Runtime.ExitError","errorMessage":"exit status 2"}`, "Runtime.ExitError", false},
-		{"handler error", 200, `{"errorMessage":"boom","errorType":"errorString"}`, "errorString", false},
-		{"untyped error", 200, `{"errorMessage":"boom"}`, "Unhandled", false},
-		{"bare 5xx", 500, ``, "HTTP500", false},
-	}
-	for _, c := range cases {
-		errType, timedOut := classify(c.status, []byte(c.body))
-		if errType != c.errType || timedOut != c.timedOut {
-			t.Errorf("%s: got (%q, %v), want (%q, %v)", c.name, errType, timedOut, c.errType, c.timedOut)
-		}
-	}
-}
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
+)
 
 func TestBatchFailuresFollowsTheEventSourceMappingRules(t *testing.T) {
 	handles := map[string]string{"a": "ha", "b": "hb"}
 	ok := func(payload string) Batch {
-		return Batch{Invocation: Invocation{Status: 200, Payload: []byte(payload)}}
+		return Batch{Invocation: rie.Invocation{Status: 200, Payload: []byte(payload)}}
 	}
 	cases := []struct {
 		name   string
@@ -57,7 +35,7 @@ func TestBatchFailuresFollowsTheEventSourceMappingRules(t *testing.T) {
 		{"unknown id fails the batch", ok(`{"batchItemFailures":[{"itemIdentifier":"zz"}]}`), nil, true},
 		{"empty id fails the batch", ok(`{"batchItemFailures":[{"itemIdentifier":""}]}`), nil, true},
 		{"malformed response fails the batch", ok(`[1,2]`), nil, true},
-		{"function error fails the batch", Batch{Invocation: Invocation{Status: 200, FunctionError: "Runtime.ExitError"}}, nil, true},
+		{"function error fails the batch", Batch{Invocation: rie.Invocation{Status: 200, FunctionError: "Runtime.ExitError"}}, nil, true},
 		{"invoke error fails the batch", Batch{InvokeErr: io.ErrUnexpectedEOF}, nil, true},
 	}
 	for _, c := range cases {
@@ -74,71 +52,10 @@ func TestBatchFailuresFollowsTheEventSourceMappingRules(t *testing.T) {
 	}
 }
 
-func TestHoldStallsMatchingRequestsUntilTheClientGoesAway(t *testing.T) {
-	var served sync.Map
-	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Store(r.Header.Get("X-Amz-Target"), true)
-		_, _ = io.WriteString(w, `{}`)
-	})
-	h := NewHold(next)
-	fired := make(chan struct{})
-	h.Add(HoldRule{Op: "TransactWriteItems", Contains: "pay-7", OnHold: func() { close(fired) }})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+// invokerFunc adapts a function to rie.Invoker.
+type invokerFunc func(context.Context, []byte) (rie.Invocation, error)
 
-	send := func(ctx context.Context, op, body string) (*http.Response, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
-		req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
-		return http.DefaultClient.Do(req)
-	}
-	// Not matched: served, with the CRC32 DynamoDB puts on every response.
-	resp, err := send(t.Context(), "TransactWriteItems", `{"id":"pay-8"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.Header.Get("X-Amz-Crc32") != "2745614147" { // crc32.ChecksumIEEE([]byte("{}"))
-		t.Errorf("X-Amz-Crc32 = %q", resp.Header.Get("X-Amz-Crc32"))
-	}
-	// Matched: stalled, never served; the client gives up.
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := send(ctx, "TransactWriteItems", `{"id":"pay-7"}`)
-		done <- err
-	}()
-	select {
-	case <-fired:
-	case <-time.After(5 * time.Second):
-		t.Fatal("OnHold not called")
-	}
-	cancel()
-	if err := <-done; err == nil {
-		t.Fatal("the stalled request answered")
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if held, abandoned := h.Stats(); held == 1 && abandoned == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			held, abandoned := h.Stats()
-			t.Fatalf("stats: held %d abandoned %d, want 1 1", held, abandoned)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	// The rule is spent: the same request now goes through.
-	resp, err = send(t.Context(), "TransactWriteItems", `{"id":"pay-7"}`)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("after the rule was spent: %v %v", resp, err)
-	}
-	resp.Body.Close()
-}
-
-// invokerFunc adapts a function to Invoker.
-type invokerFunc func(context.Context, []byte) (Invocation, error)
-
-func (f invokerFunc) Invoke(ctx context.Context, p []byte) (Invocation, error) { return f(ctx, p) }
+func (f invokerFunc) Invoke(ctx context.Context, p []byte) (rie.Invocation, error) { return f(ctx, p) }
 
 // TestPollerOnGoaws runs the event source mapping against the in-process
 // SQS endpoint with a stand-in function: successes are deleted, reported
@@ -165,10 +82,10 @@ func TestPollerOnGoaws(t *testing.T) {
 	}
 	var mu sync.Mutex
 	counts := map[string][]string{} // body → ApproximateReceiveCount seen
-	fn := invokerFunc(func(_ context.Context, payload []byte) (Invocation, error) {
+	fn := invokerFunc(func(_ context.Context, payload []byte) (rie.Invocation, error) {
 		var ev events.SQSEvent
 		if err := json.Unmarshal(payload, &ev); err != nil {
-			return Invocation{}, err
+			return rie.Invocation{}, err
 		}
 		var resp events.SQSEventResponse
 		mu.Lock()
@@ -180,7 +97,7 @@ func TestPollerOnGoaws(t *testing.T) {
 		}
 		mu.Unlock()
 		b, _ := json.Marshal(resp)
-		return Invocation{Status: 200, Payload: b}, nil
+		return rie.Invocation{Status: 200, Payload: b}, nil
 	})
 	p, err := NewPoller(PollerOptions{Client: q.Client, QueueURL: src, Function: fn})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // LambdaInvoker invokes a function deployed to LocalStack through the
@@ -24,9 +26,9 @@ type LambdaInvoker struct {
 	Client *http.Client
 }
 
-// Invoke implements [Invoker]. A function error (the X-Amz-Function-Error
-// header) is reported in Invocation.FunctionError.
-func (l LambdaInvoker) Invoke(ctx context.Context, payload []byte) (Invocation, error) {
+// Invoke implements [rie.Invoker]. A function error (the X-Amz-Function-Error
+// header) is reported in rie.Invocation.FunctionError.
+func (l LambdaInvoker) Invoke(ctx context.Context, payload []byte) (rie.Invocation, error) {
 	c := l.Client
 	if c == nil {
 		c = &http.Client{Timeout: 2 * time.Minute}
@@ -34,29 +36,30 @@ func (l LambdaInvoker) Invoke(ctx context.Context, payload []byte) (Invocation, 
 	u := l.Endpoint + "/2015-03-31/functions/" + url.PathEscape(l.Function) + "/invocations"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(payload))
 	if err != nil {
-		return Invocation{}, err
+		return rie.Invocation{}, err
 	}
 	start := time.Now()
 	resp, err := c.Do(req)
 	if err != nil {
-		return Invocation{}, fmt.Errorf("e2estack: invoke %s: %w", l.Function, err)
+		return rie.Invocation{}, fmt.Errorf("e2estack: invoke %s: %w", l.Function, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return Invocation{}, err
+		return rie.Invocation{}, err
 	}
-	inv := Invocation{Status: resp.StatusCode, Payload: body, Duration: time.Since(start)}
 	if resp.StatusCode >= 300 {
-		return inv, fmt.Errorf("e2estack: invoke %s: %s: %s", l.Function, resp.Status, body)
+		return rie.Invocation{Status: resp.StatusCode, Payload: body, Duration: time.Since(start)},
+			fmt.Errorf("e2estack: invoke %s: %s: %s", l.Function, resp.Status, body)
 	}
 	if fe := resp.Header.Get("X-Amz-Function-Error"); fe != "" {
-		inv.FunctionError = errorTypeOf(body)
+		inv := rie.NewInvocation(resp.StatusCode, body, time.Since(start))
 		if inv.FunctionError == "" {
 			inv.FunctionError = fe
 		}
-		inv.TimedOut = inv.FunctionError == "Sandbox.Timedout"
+		return inv, nil
 	}
+	inv := rie.Invocation{Status: resp.StatusCode, Payload: body, Duration: time.Since(start)}
 	return inv, nil
 }
 

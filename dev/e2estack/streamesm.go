@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // StreamPollerOptions configure a [StreamPoller]. The fields are the event
@@ -20,7 +22,7 @@ type StreamPollerOptions struct {
 	// Stream is the stream to read. Required.
 	Stream *Stream
 	// Function runs the batches. Required.
-	Function Invoker
+	Function rie.Invoker
 	// BatchSize is the most records per invocation. Default 100.
 	BatchSize int
 	// ReportBatchItemFailures makes the poller read the function's partial
@@ -72,7 +74,7 @@ type StreamBatch struct {
 	SequenceNumbers []string
 	// Invocation is what the function returned; InvokeErr is set when it
 	// could not be invoked.
-	Invocation Invocation
+	Invocation rie.Invocation
 	InvokeErr  error
 	// Reported lists the itemIdentifiers of the partial batch response.
 	Reported []string

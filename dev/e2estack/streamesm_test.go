@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/lambdaidem/lambdaidem/internal/testclock"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
 // standIn is a stand-in function for the stream poller's tests: it sees
@@ -20,16 +22,16 @@ import (
 // otherwise a batch holding one fails as a whole (a function error).
 type standIn struct {
 	partial bool
-	answer  func(ev events.KinesisEvent) (Invocation, bool) // optional override
+	answer  func(ev events.KinesisEvent) (rie.Invocation, bool) // optional override
 
 	mu      sync.Mutex
 	batches [][]string
 }
 
-func (s *standIn) Invoke(_ context.Context, payload []byte) (Invocation, error) {
+func (s *standIn) Invoke(_ context.Context, payload []byte) (rie.Invocation, error) {
 	var ev events.KinesisEvent
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		return Invocation{}, err
+		return rie.Invocation{}, err
 	}
 	var data []string
 	for _, r := range ev.Records {
@@ -49,13 +51,13 @@ func (s *standIn) Invoke(_ context.Context, payload []byte) (Invocation, error) 
 			continue
 		}
 		if !s.partial {
-			return Invocation{Status: 200, FunctionError: "Unhandled", Payload: []byte(`{"errorType":"Unhandled"}`)}, nil
+			return rie.Invocation{Status: 200, FunctionError: "Unhandled", Payload: []byte(`{"errorType":"Unhandled"}`)}, nil
 		}
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.KinesisBatchItemFailure{ItemIdentifier: r.Kinesis.SequenceNumber})
 		break
 	}
 	b, _ := json.Marshal(resp)
-	return Invocation{Status: 200, Payload: b}, nil
+	return rie.Invocation{Status: 200, Payload: b}, nil
 }
 
 func (s *standIn) seen() []string {
@@ -183,12 +185,12 @@ func TestStreamPollerTreatsAMalformedResponseAsAFailure(t *testing.T) {
 			s := NewStream("malformed", StreamOptions{})
 			recs := putAll(s, "k", "a")
 			calls := 0
-			fn := &standIn{answer: func(events.KinesisEvent) (Invocation, bool) {
+			fn := &standIn{answer: func(events.KinesisEvent) (rie.Invocation, bool) {
 				calls++
 				if calls == 1 {
-					return Invocation{Status: 200, Payload: []byte(bad)}, true
+					return rie.Invocation{Status: 200, Payload: []byte(bad)}, true
 				}
-				return Invocation{}, false
+				return rie.Invocation{}, false
 			}}
 			p, _ := NewStreamPoller(StreamPollerOptions{Stream: s, Function: fn, ReportBatchItemFailures: true, RetryDelay: time.Millisecond})
 			drain(t, p, s, recs[0].Shard, 1)
@@ -293,10 +295,10 @@ func TestStreamPollerSendsDynamoDBChanges(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var seen [][]string
-	fn := invokerFunc(func(_ context.Context, payload []byte) (Invocation, error) {
+	fn := invokerFunc(func(_ context.Context, payload []byte) (rie.Invocation, error) {
 		var ev events.DynamoDBEvent
 		if err := json.Unmarshal(payload, &ev); err != nil {
-			return Invocation{}, err
+			return rie.Invocation{}, err
 		}
 		var names []string
 		var resp events.DynamoDBEventResponse
@@ -313,7 +315,7 @@ func TestStreamPollerSendsDynamoDBChanges(t *testing.T) {
 		seen = append(seen, names)
 		mu.Unlock()
 		out, _ := json.Marshal(resp)
-		return Invocation{Status: 200, Payload: out}, nil
+		return rie.Invocation{Status: 200, Payload: out}, nil
 	})
 	p, _ := NewStreamPoller(StreamPollerOptions{Stream: s, Function: fn, ReportBatchItemFailures: true, RetryDelay: time.Millisecond})
 	drain(t, p, s, a.Shard, 2)

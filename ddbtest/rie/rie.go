@@ -1,4 +1,4 @@
-package e2estack
+package rie
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,13 +20,13 @@ import (
 	"time"
 )
 
-// RIEModule is the pinned module of the AWS Lambda Runtime Interface
-// Emulator; `go install RIEModule` installs the aws-lambda-rie command.
-const RIEModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"
+// Module is the pinned module of the AWS Lambda Runtime Interface
+// Emulator; `go install Module` installs the aws-lambda-rie command.
+const Module = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"
 
-// EnvRIE names an environment variable that may point at the
+// EnvBinary names an environment variable that may point at the
 // aws-lambda-rie binary.
-const EnvRIE = "AWS_LAMBDA_RIE"
+const EnvBinary = "AWS_LAMBDA_RIE"
 
 // invokePath is the emulator's invoke URL path.
 const invokePath = "/2015-03-31/functions/function/invocations"
@@ -34,21 +34,15 @@ const invokePath = "/2015-03-31/functions/function/invocations"
 // taskRoot is where Lambda Managed Instances mode looks for the bootstrap.
 const taskRoot = "/var/task"
 
-// ErrExited is returned by [Function.Invoke] once the function's emulator
-// has exited (see [Function.Exited]).
-var ErrExited = errors.New("e2estack: the execution environment has ended (its emulator exited)")
-
-// ErrRIENotFound is returned by [FindRIE] when no emulator binary is found.
-var ErrRIENotFound = errors.New("e2estack: aws-lambda-rie not found; install it with: go install " + RIEModule)
-
-// FindRIE returns the path of the aws-lambda-rie binary: $AWS_LAMBDA_RIE,
+// Find returns the path of the aws-lambda-rie binary: $AWS_LAMBDA_RIE,
 // else the first on $PATH, else in $(go env GOBIN) or $(go env GOPATH)/bin.
-func FindRIE(ctx context.Context) (string, error) {
-	if p := os.Getenv(EnvRIE); p != "" {
+// It returns [ErrNotFound] when there is none.
+func Find(ctx context.Context) (string, error) {
+	if p := os.Getenv(EnvBinary); p != "" {
 		if isExecutable(p) {
 			return p, nil
 		}
-		return "", fmt.Errorf("e2estack: %s=%s is not an executable file", EnvRIE, p)
+		return "", fmt.Errorf("rie: %s=%s is not an executable file", EnvBinary, p)
 	}
 	if p, err := exec.LookPath("aws-lambda-rie"); err == nil {
 		return p, nil
@@ -70,24 +64,24 @@ func FindRIE(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	return "", ErrRIENotFound
+	return "", ErrNotFound
 }
 
-// InstallRIE installs the pinned emulator into dir with `go install` and
+// Install installs the pinned emulator into dir with `go install` and
 // returns the binary's path. It needs the Go module proxy (or a module
 // cache that holds the module).
-func InstallRIE(ctx context.Context, dir string) (string, error) {
+func Install(ctx context.Context, dir string) (string, error) {
 	if runtime.GOOS != "linux" {
-		return "", fmt.Errorf("e2estack: the Runtime Interface Emulator runs on Linux only (this is %s)", runtime.GOOS)
+		return "", fmt.Errorf("rie: the Runtime Interface Emulator runs on Linux only (this is %s)", runtime.GOOS)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, "go", "install", RIEModule)
+	cmd := exec.CommandContext(ctx, "go", "install", Module)
 	cmd.Env = append(os.Environ(), "GOBIN="+abs, "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("e2estack: go install %s: %w\n%s", RIEModule, err, out)
+		return "", fmt.Errorf("rie: go install %s: %w\n%s", Module, err, out)
 	}
 	return filepath.Join(abs, "aws-lambda-rie"), nil
 }
@@ -97,11 +91,13 @@ func isExecutable(p string) bool {
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
-// FunctionOptions configure [StartFunction].
-type FunctionOptions struct {
-	// RIE is the aws-lambda-rie binary. Required.
+// Options configure [Start]. The zero value of each field means its
+// documented default.
+type Options struct {
+	// RIE is the aws-lambda-rie binary. Default: [Find].
 	RIE string
-	// Bootstrap is the function's bootstrap executable. Required.
+	// Bootstrap is the function's bootstrap executable (see [Build]).
+	// Required.
 	Bootstrap string
 	// Name is the function's name (AWS_LAMBDA_FUNCTION_NAME). Default
 	// "function".
@@ -109,8 +105,18 @@ type FunctionOptions struct {
 	// Timeout is the function timeout the emulator enforces, in whole
 	// seconds (AWS_LAMBDA_FUNCTION_TIMEOUT). Default 10s.
 	Timeout time.Duration
-	// Env is the function's environment, added to a minimal base (PATH,
-	// HOME, TMPDIR); the harness's own environment is not passed through.
+	// MemoryMB is AWS_LAMBDA_FUNCTION_MEMORY_SIZE. Default 128, Lambda's.
+	MemoryMB int
+	// Region is AWS_REGION and AWS_DEFAULT_REGION. Default "us-east-1".
+	Region string
+	// DynamoDBEndpoint, if set, is AWS_ENDPOINT_URL_DYNAMODB: the SDK
+	// clients the function builds from its configuration send DynamoDB
+	// requests there (for example a ddbtest.Endpoint's URL).
+	DynamoDBEndpoint string
+	// Env is the function's own environment (its table names, ...). It is
+	// applied over the variables Lambda sets (see [Environment]), so it may
+	// replace any of them, AWS_LAMBDA_INITIALIZATION_TYPE included. The
+	// caller's environment is not passed through.
 	Env map[string]string
 	// MaxConcurrency > 1 runs the emulator in Lambda Managed Instances mode
 	// (AWS_LAMBDA_MAX_CONCURRENCY): one process serves that many invocations
@@ -118,7 +124,7 @@ type FunctionOptions struct {
 	// /var/task/bootstrap, so the emulator runs in a private mount namespace
 	// (unshare -m) with a folder holding the bootstrap bound on /var/task:
 	// it needs root, util-linux's unshare, and an existing /var/task (which
-	// StartFunction creates, empty, if missing). See [ManagedInstancesSupported].
+	// Start creates, empty, if missing). See [ManagedInstancesSupported].
 	MaxConcurrency int
 	// Log receives the emulator's and the function's output. Default:
 	// discarded.
@@ -126,6 +132,85 @@ type FunctionOptions struct {
 	// StartTimeout bounds the wait for the emulator to accept connections.
 	// Default 10s.
 	StartTimeout time.Duration
+}
+
+// Environment returns the environment [Start] gives the function for o,
+// without the process basics (PATH, HOME, TMPDIR): the variables Lambda
+// sets ("Defined runtime environment variables", Lambda developer guide)
+// and the emulator does not, among them AWS_LAMBDA_INITIALIZATION_TYPE
+// ("on-demand"; "lambda-managed-instances" with MaxConcurrency > 1),
+// credentials (test values), AWS_ENDPOINT_URL_DYNAMODB, and o.Env over
+// them. Shared configuration files and the instance metadata service are
+// switched off, so nothing from the machine running the tests leaks in.
+func Environment(o Options) map[string]string {
+	o = o.withDefaults()
+	secs := o.timeoutSeconds()
+	env := map[string]string{
+		"AWS_LAMBDA_FUNCTION_NAME":        o.Name,
+		"AWS_LAMBDA_FUNCTION_TIMEOUT":     strconv.Itoa(secs),
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(o.MemoryMB),
+		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
+		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/" + o.Name,
+		"AWS_LAMBDA_LOG_STREAM_NAME":      "rie/" + o.Name,
+		// What Lambda sets and the emulator does not: without it, a
+		// library cannot tell standard Lambda (which stops a handler at its
+		// deadline) from a container or a local server (which does not).
+		"AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
+		"AWS_REGION":                     o.Region,
+		"AWS_DEFAULT_REGION":             o.Region,
+		"AWS_ACCESS_KEY_ID":              "test",
+		"AWS_SECRET_ACCESS_KEY":          "test",
+		"AWS_SESSION_TOKEN":              "test",
+		"AWS_EC2_METADATA_DISABLED":      "true",
+		"AWS_CONFIG_FILE":                os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE":    os.DevNull,
+		"LAMBDA_TASK_ROOT":               taskRoot,
+		"LAMBDA_RUNTIME_DIR":             "/var/runtime",
+		"_HANDLER":                       "bootstrap",
+		"TZ":                             ":UTC",
+		"LANG":                           "en_US.UTF-8",
+		// The emulator's own log level.
+		"LOG_LEVEL": "warn",
+	}
+	if o.MaxConcurrency > 1 {
+		env["AWS_LAMBDA_MAX_CONCURRENCY"] = strconv.Itoa(o.MaxConcurrency)
+		env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "lambda-managed-instances"
+	}
+	if o.DynamoDBEndpoint != "" {
+		env["AWS_ENDPOINT_URL_DYNAMODB"] = o.DynamoDBEndpoint
+	}
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	return env
+}
+
+func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = "function"
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.MemoryMB <= 0 {
+		o.MemoryMB = 128
+	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 10 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+// timeoutSeconds is the timeout in whole seconds, at least 1: the emulator
+// reads AWS_LAMBDA_FUNCTION_TIMEOUT as an integer.
+func (o Options) timeoutSeconds() int {
+	return max(1, int(o.Timeout.Round(time.Second)/time.Second))
 }
 
 // Function is one Runtime Interface Emulator instance running a function.
@@ -158,6 +243,32 @@ type Invocation struct {
 	FunctionError string
 	// Duration is how long the invoke took.
 	Duration time.Duration
+
+	err *FunctionError
+}
+
+// Err returns the function error as a [*FunctionError] (errors.Is with
+// [ErrTimeout] for a timeout, [ErrFunction] for any), or nil on success.
+func (i Invocation) Err() error {
+	if i.err != nil {
+		return i.err
+	}
+	if i.FunctionError != "" {
+		return &FunctionError{Type: i.FunctionError, Message: string(i.Payload), Status: i.Status}
+	}
+	return nil
+}
+
+// NewInvocation builds the Invocation of an emulator's (or Lambda's)
+// answer, recognizing its error answers.
+func NewInvocation(status int, payload []byte, d time.Duration) Invocation {
+	inv := Invocation{Status: status, Payload: payload, Duration: d}
+	if fe := parseFunctionError(status, payload); fe != nil {
+		inv.err = fe
+		inv.FunctionError = fe.Type
+		inv.TimedOut = fe.TimedOut()
+	}
+	return inv
 }
 
 // ManagedInstancesSupported reports whether Lambda Managed Instances mode
@@ -175,19 +286,30 @@ func ManagedInstancesSupported() (bool, string) {
 	return true, ""
 }
 
-// StartFunction starts an emulator instance for the function and waits
-// until it accepts connections. Close stops it.
-func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
+// Start starts an emulator instance for the function on free loopback
+// ports and waits until it accepts connections. Close stops it.
+//
+// Every emulator claims 127.0.0.1:9001 for the Runtime API its bootstrap
+// polls unless told otherwise: Start gives each instance its own
+// (--runtime-api-address) besides its own invoke address
+// (--runtime-interface-emulator-address), so instances run side by side.
+func Start(ctx context.Context, o Options) (*Function, error) {
+	if o.RIE == "" {
+		p, err := Find(ctx)
+		if err != nil {
+			return nil, err
+		}
+		o.RIE = p
+	}
 	// The emulator binds the two ports itself, after freePorts released
-	// them: another process (an outgoing connection takes its local port
-	// from the same ephemeral range) may take one in between, and the
-	// emulator then exits before listening. Nothing was invoked yet, so
-	// start again on fresh ports.
+	// them: another process may take one in between, and the emulator then
+	// exits before listening. Nothing was invoked yet, so start again on
+	// fresh ports.
 	var err error
 	for range portAttempts {
 		var f *Function
 		var portTaken bool
-		f, portTaken, err = startFunction(ctx, o)
+		f, portTaken, err = start(ctx, o)
 		if !portTaken {
 			return f, err
 		}
@@ -195,34 +317,17 @@ func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
 	return nil, err
 }
 
-// portAttempts bounds how often [StartFunction] picks fresh ports after the
+// portAttempts bounds how often [Start] picks fresh ports after the
 // emulator found one taken.
 const portAttempts = 5
 
-// startFunction starts the emulator once; portTaken reports that it exited
-// before listening because a port it was given was already in use.
-func startFunction(ctx context.Context, o FunctionOptions) (_ *Function, portTaken bool, _ error) {
-	if o.RIE == "" || o.Bootstrap == "" {
-		return nil, false, errors.New("e2estack: StartFunction needs RIE and Bootstrap")
+// start starts the emulator once; portTaken reports that it exited before
+// listening because a port it was given was already in use.
+func start(ctx context.Context, o Options) (_ *Function, portTaken bool, _ error) {
+	if o.Bootstrap == "" {
+		return nil, false, errors.New("rie: Start needs a Bootstrap")
 	}
-	if o.Name == "" {
-		o.Name = "function"
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 10 * time.Second
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
-	secs := int(o.Timeout.Round(time.Second) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
-	// Two loopback ports: the emulator's invoke API and the Runtime API the
-	// bootstrap polls (default 127.0.0.1:9001, so instances would collide).
+	o = o.withDefaults()
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, false, err
@@ -231,50 +336,38 @@ func startFunction(ctx context.Context, o FunctionOptions) (_ *Function, portTak
 	apiAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
 
 	env := baseEnv()
-	for k, v := range o.Env {
+	for k, v := range Environment(o) {
 		env[k] = v
 	}
-	env["AWS_LAMBDA_FUNCTION_NAME"] = o.Name
-	env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = strconv.Itoa(secs)
-	// What Lambda sets and the emulator does not ("Defined runtime
-	// environment variables", Lambda developer guide): standard Lambda
-	// says on-demand; Managed Instances (below) lambda-managed-instances.
-	// RenewAuto reads it to tell a platform that stops a handler at its
-	// deadline from one that does not.
-	env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "on-demand"
-	env["LOG_LEVEL"] = "warn"
-
 	f := &Function{
 		name:    o.Name,
 		url:     "http://" + rieAddr + invokePath,
-		timeout: time.Duration(secs) * time.Second,
+		timeout: time.Duration(o.timeoutSeconds()) * time.Second,
 		waited:  make(chan struct{}),
 		client:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
 	}
 	args := []string{"--runtime-interface-emulator-address", rieAddr, "--runtime-api-address", apiAddr}
 	if o.MaxConcurrency > 1 {
 		if ok, why := ManagedInstancesSupported(); !ok {
-			return nil, false, errors.New("e2estack: " + why)
+			return nil, false, errors.New("rie: " + why)
 		}
 		if err := os.MkdirAll(taskRoot, 0o755); err != nil {
-			return nil, false, fmt.Errorf("e2estack: create the /var/task mount point: %w", err)
+			return nil, false, fmt.Errorf("rie: create the /var/task mount point: %w", err)
 		}
-		dir, err := os.MkdirTemp("", "e2e-task-")
+		dir, err := os.MkdirTemp("", "rie-task-")
 		if err != nil {
 			return nil, false, err
 		}
 		f.taskDir = dir
 		// The runtime may run as another user: the folder must be readable.
 		if err := os.Chmod(dir, 0o755); err != nil {
-			os.RemoveAll(dir)
+			f.cleanupDir()
 			return nil, false, err
 		}
 		if err := copyFile(o.Bootstrap, filepath.Join(dir, "bootstrap"), 0o755); err != nil {
-			os.RemoveAll(dir)
+			f.cleanupDir()
 			return nil, false, err
 		}
-		env["AWS_LAMBDA_MAX_CONCURRENCY"] = strconv.Itoa(o.MaxConcurrency)
-		env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "lambda-managed-instances"
 		f.managed = true
 		f.slots = make(chan struct{}, o.MaxConcurrency)
 		// In a private mount namespace: make every mount private (so the
@@ -297,7 +390,7 @@ func startFunction(ctx context.Context, o FunctionOptions) (_ *Function, portTak
 	f.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := f.cmd.Start(); err != nil {
 		f.cleanupDir()
-		return nil, false, fmt.Errorf("e2estack: start %s: %w", o.RIE, err)
+		return nil, false, fmt.Errorf("rie: start %s: %w", o.RIE, err)
 	}
 	go func() {
 		_ = f.cmd.Wait()
@@ -305,7 +398,7 @@ func startFunction(ctx context.Context, o FunctionOptions) (_ *Function, portTak
 	}()
 	if err := waitListening(ctx, rieAddr, o.StartTimeout, f.waited); err != nil {
 		f.Close()
-		return nil, start.portTaken(), fmt.Errorf("e2estack: emulator for %s: %w", o.Name, err)
+		return nil, start.portTaken(), fmt.Errorf("rie: emulator for %s: %w", o.Name, err)
 	}
 	return f, false, nil
 }
@@ -348,20 +441,20 @@ func (f *Function) Timeout() time.Duration { return f.timeout }
 func (f *Function) Managed() bool { return f.managed }
 
 // Exited is closed once the emulator's process has exited and its output
-// has been written to FunctionOptions.Log: the execution environment has
-// ended. The emulator shuts down when the function's runtime process exits
-// (a crash, or aws-lambda-go ending the process because the Runtime API
+// has been written to Options.Log: the execution environment has ended.
+// The emulator shuts down when the function's runtime process exits (a
+// crash, or aws-lambda-go ending the process because the Runtime API
 // refused a response); Lambda would then route later invocations to a new
-// execution environment, and so must the caller ([StartFunction] again).
-// Waiting on Exited, rather than probing with an invocation, is what makes
-// that deterministic: an invocation sent between the runtime's failure
-// and the emulator's exit is lost with the process (Runtime.Unknown).
+// execution environment, and so must the caller ([Start] again). Waiting
+// on Exited, rather than probing with an invocation, is what makes that
+// deterministic: an invocation sent between the runtime's failure and the
+// emulator's exit is lost with the process (Runtime.Unknown).
 func (f *Function) Exited() <-chan struct{} { return f.waited }
 
 // Invoke sends one synchronous invocation (RequestResponse) and returns what
 // the emulator answered. An error means the invocation could not be made
-// or its answer not read; a function error is an Invocation with
-// FunctionError set. A classic-mode instance serves one invocation at a
+// or its answer not read; a function error is an Invocation whose Err is
+// a [*FunctionError]. A classic-mode instance serves one invocation at a
 // time, a managed-mode one MaxConcurrency: further calls queue, as Lambda
 // routes them to a busy environment only when it has room.
 func (f *Function) Invoke(ctx context.Context, payload []byte) (Invocation, error) {
@@ -404,32 +497,14 @@ func (f *Function) invoke(ctx context.Context, payload []byte) (Invocation, erro
 	start := time.Now()
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return Invocation{}, fmt.Errorf("e2estack: invoke %s: %w", f.name, err)
+		return Invocation{}, invokeError(f.name, "send", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return Invocation{}, fmt.Errorf("e2estack: invoke %s: read response: %w", f.name, err)
+		return Invocation{}, invokeError(f.name, "read response", err)
 	}
-	inv := Invocation{Status: resp.StatusCode, Payload: body, Duration: time.Since(start)}
-	inv.FunctionError, inv.TimedOut = classify(resp.StatusCode, body)
-	return inv, nil
-}
-
-// classify recognizes the emulator's error answers: classic mode answers a
-// timeout with 200 and a plain-text body, a crash with 502 and an error
-// document; managed mode answers both with 200 and an error document.
-func classify(status int, body []byte) (errorType string, timedOut bool) {
-	if bytes.HasPrefix(body, []byte("Task timed out after")) {
-		return "Sandbox.Timedout", true
-	}
-	if t := errorTypeOf(body); t != "" {
-		return t, t == "Sandbox.Timedout"
-	}
-	if status >= 300 {
-		return "HTTP" + strconv.Itoa(status), false
-	}
-	return "", false
+	return NewInvocation(resp.StatusCode, body, time.Since(start)), nil
 }
 
 // Close stops the emulator and the function's processes and waits for them
@@ -466,10 +541,18 @@ type Pool struct {
 	idle chan *Function
 }
 
-// StartPool starts n classic-mode instances of the function in parallel.
-func StartPool(ctx context.Context, n int, o FunctionOptions) (*Pool, error) {
+// StartPool starts n classic-mode instances of the function in parallel,
+// each on its own ports.
+func StartPool(ctx context.Context, n int, o Options) (*Pool, error) {
 	if n < 1 {
-		return nil, errors.New("e2estack: a pool needs at least one instance")
+		return nil, errors.New("rie: a pool needs at least one instance")
+	}
+	if o.RIE == "" {
+		p, err := Find(ctx)
+		if err != nil {
+			return nil, err
+		}
+		o.RIE = p
 	}
 	o.MaxConcurrency = 0
 	p := &Pool{idle: make(chan *Function, n)}
@@ -480,7 +563,7 @@ func StartPool(ctx context.Context, n int, o FunctionOptions) (*Pool, error) {
 	results := make(chan result, n)
 	for range n {
 		go func() {
-			f, err := StartFunction(ctx, o)
+			f, err := Start(ctx, o)
 			results <- result{f, err}
 		}()
 	}
@@ -505,6 +588,9 @@ func StartPool(ctx context.Context, n int, o FunctionOptions) (*Pool, error) {
 
 // Size returns the number of instances.
 func (p *Pool) Size() int { return len(p.fns) }
+
+// Functions returns the instances.
+func (p *Pool) Functions() []*Function { return append([]*Function(nil), p.fns...) }
 
 // Invoke runs one invocation on an idle instance.
 func (p *Pool) Invoke(ctx context.Context, payload []byte) (Invocation, error) {
@@ -547,7 +633,7 @@ func flatten(env map[string]string) []string {
 	for k, v := range env {
 		out = append(out, k+"="+v)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -564,7 +650,7 @@ func freePorts(n int) ([]int, error) {
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("e2estack: reserve a loopback port: %w", err)
+			return nil, fmt.Errorf("rie: reserve a loopback port: %w", err)
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
@@ -592,6 +678,15 @@ func waitListening(ctx context.Context, addr string, timeout time.Duration, exit
 			return ctx.Err()
 		case <-time.After(25 * time.Millisecond):
 		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 

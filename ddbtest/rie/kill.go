@@ -1,4 +1,4 @@
-package e2estack
+package rie
 
 import (
 	"errors"
@@ -13,18 +13,17 @@ import (
 // KillRuntime crashes the function: it kills the emulator's child
 // processes (the bootstrap) with SIGKILL, as an out-of-memory kill or a
 // fatal runtime error would. The emulator reports the invocation in
-// progress as failed (Runtime.ExitError) and starts the bootstrap afresh
-// on the next invoke. Linux only.
+// progress as failed (Runtime.ExitError). Linux only.
 func (f *Function) KillRuntime() error {
 	if f.cmd == nil || f.cmd.Process == nil {
-		return errors.New("e2estack: function not started")
+		return errors.New("rie: function not started")
 	}
 	kids, err := children(f.cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
 	if len(kids) == 0 {
-		return fmt.Errorf("e2estack: %s has no running bootstrap to kill", f.name)
+		return fmt.Errorf("rie: %s has no running bootstrap to kill", f.name)
 	}
 	for _, pid := range kids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
