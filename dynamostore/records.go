@@ -134,9 +134,14 @@ func (r *Records) Check(ctx context.Context) error {
 // CheckRecordKey returns an error matching [ErrMalformedKey] unless k has
 // the form of a record key: "<namespace>#<hash>", with a namespace of no
 // '#' and the 43-character base64url SHA-256 that lambdaidem.RecordKey
-// writes.
+// writes, or "<namespace>#<tenant>#<hash>" for a record of a Lambda tenant
+// (lambdaidem.TenantRecordKey, lambdaidem.SplitRecordKey).
 func CheckRecordKey(k string) error {
 	ns, hash, ok := strings.Cut(k, "#")
+	tenant, tail, withTenant := strings.Cut(hash, "#")
+	if withTenant {
+		hash = tail
+	}
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: %q has no '#' between namespace and hash", ErrMalformedKey, k)
@@ -144,6 +149,9 @@ func CheckRecordKey(k string) error {
 		return fmt.Errorf("%w: %q has an empty namespace", ErrMalformedKey, k)
 	case len(hash) != 43 || strings.Trim(hash, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "":
 		return fmt.Errorf("%w: %q: the part after '#' is not a 43-character base64url SHA-256", ErrMalformedKey, k)
+	}
+	if _, _, _, ok := lambdaidem.SplitRecordKey(k); !ok {
+		return fmt.Errorf("%w: %q: the tenant part %q is not unpadded base64url", ErrMalformedKey, k, tenant)
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ const maxRounds = 4
 //
 // The conditions a caller may meet are reported as errors matching
 // [ErrInProgress], [ErrKeyReused], [ErrOutcomeUnknown], [ErrLeaseLost],
-// [ErrMissingKey], [ErrInvalidKey], [ErrOutcomeTooLarge],
+// [ErrMissingKey], [ErrInvalidKey], [ErrNoTenant], [ErrOutcomeTooLarge],
 // [ErrEffectRejected] (and [ErrConditionFailed]) and [ErrStoreUnavailable];
 // record conditions are a [*RecordError], staged writes the store refused a
 // [*RejectedError], store failures a [*StoreError].
@@ -108,7 +108,11 @@ func Do[Out any](ctx context.Context, g *Guard, c Call[Out], fn func(context.Con
 	if err := checkKey(c.Key, g.opts.MaxKeySize); err != nil {
 		return zero, err
 	}
-	o := &op[Out]{g: g, c: c, fn: fn, key: RecordKey(g.opts.Namespace, c.Scope, c.Operation, c.Key)}
+	tenant, err := g.tenantOf(ctx, c.Operation)
+	if err != nil {
+		return zero, err
+	}
+	o := &op[Out]{g: g, c: c, fn: fn, key: TenantRecordKey(g.opts.Namespace, tenant, c.Scope, c.Operation, c.Key)}
 	if g.opts.Disabled {
 		return o.disabled(ctx)
 	}

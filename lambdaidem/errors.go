@@ -56,6 +56,10 @@ var (
 	// until the key is usable again; retrying will not help. The error
 	// wraps a [*KeyServiceError] naming the key and the action.
 	ErrKeyRefused = errors.New("lambdaidem: key service refused the key of a stored record")
+	// ErrNoTenant: the deployment declares tenants ([TenantsEnv]) and the
+	// invocation names none: it was refused, never run under a record
+	// shared by every tenant-less invocation.
+	ErrNoTenant = errors.New("lambdaidem: no tenant named for a function in tenant isolation mode")
 	// ErrNoAttempt: a write was staged, or an external effect begun, outside a
 	// wrapped invocation, or after its attempt finished.
 	ErrNoAttempt = errors.New("lambdaidem: no idempotent attempt in context")

@@ -14,15 +14,22 @@ import (
 // the SHA-256 (base64url) of the scope, the operation name and the caller's
 // idempotency key. Each part is length-prefixed, so no choice of parts can
 // collide with another. The raw key is not recoverable from the result.
+//
+// Where Lambda names a tenant, the record key is [TenantRecordKey]'s.
 func RecordKey(namespace, scope, operation, key string) string {
+	return namespace + "#" + hashParts(scope, operation, key)
+}
+
+// hashParts is the SHA-256 (base64url) of the parts, each length-prefixed.
+func hashParts(parts ...string) string {
 	h := sha256.New()
-	for _, part := range [...]string{scope, operation, key} {
+	for _, part := range parts {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])
 		h.Write([]byte(part))
 	}
-	return namespace + "#" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
 // operationKey derives the stable key an attempt hands to downstream APIs:

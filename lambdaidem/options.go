@@ -284,8 +284,8 @@ type Options struct {
 	// its configuration says. Default false.
 	Disabled bool
 
-	// Getenv reads the environment, for [DisableEnv], the Lambda marker and
-	// RenewAuto (AWS_LAMBDA_INITIALIZATION_TYPE).
+	// Getenv reads the environment, for [DisableEnv], the Lambda marker,
+	// RenewAuto (AWS_LAMBDA_INITIALIZATION_TYPE) and [TenantsEnv].
 	// Default os.Getenv.
 	Getenv func(string) string
 
@@ -302,6 +302,8 @@ type Guard struct {
 	cache   *cache
 	waiters waiters
 	zip     compressor
+	// tenants: the deployment declares tenants (TenantsEnv).
+	tenants bool
 }
 
 // New returns a Guard over store with the options applied to the defaults.
@@ -321,7 +323,11 @@ func New(store Store, optFns ...func(*Options)) (*Guard, error) {
 		return nil, err
 	}
 	o.Renew = o.Renew.resolve(o.Getenv)
-	return &Guard{store: store, opts: o, cache: newCache(o.CacheSize), waiters: waiters{n: map[string]int{}}}, nil
+	tenants, err := readTenants(o.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &Guard{store: store, opts: o, cache: newCache(o.CacheSize), waiters: waiters{n: map[string]int{}}, tenants: tenants}, nil
 }
 
 // Options returns a copy of the Guard's options, defaults filled in;

@@ -275,6 +275,10 @@ func (e *Engine) Serve(ctx context.Context, r *Request, key string, run func(con
 	if errors.Is(err, lambdaidem.ErrConditionFailed) {
 		return e.conditionFailed(ctx, r, err).Response(), Rendered, nil
 	}
+	if errors.Is(err, lambdaidem.ErrNoTenant) {
+		e.cfg.Logger.LogAttrs(ctx, slog.LevelError, e.cfg.Name+": request refused: the function declares tenants and the invocation names none",
+			slog.String("operation", e.operation), slog.String("route", r.Route), slog.Any("error", err))
+	}
 	return e.refusal(err).Response(), Rendered, nil
 }
 
@@ -350,6 +354,9 @@ func (e *Engine) fingerprint(ctx context.Context, r *Request) (string, error) {
 func (e *Engine) refusal(err error) *Problem {
 	var rec *lambdaidem.RecordError
 	switch {
+	case errors.Is(err, lambdaidem.ErrNoTenant):
+		return problem(http.StatusInternalServerError, ProblemUnidentifiedCaller, "Caller not identified",
+			"this function runs in tenant isolation mode and the invocation names no tenant to scope idempotency keys by; it was not processed")
 	case errors.Is(err, lambdaidem.ErrMissingKey):
 		return problem(http.StatusBadRequest, ProblemMissingKey, "Missing idempotency key", "the request carries no idempotency key")
 	case errors.Is(err, lambdaidem.ErrInvalidKey):

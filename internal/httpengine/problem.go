@@ -42,7 +42,9 @@ const (
 	// Lambda, IAM, Cognito, API key) but names no caller the adapter can
 	// scope keys by, or it shows none and the front door refuses anonymous
 	// requests (Options.RefuseAnonymous), or a net/http request carries no
-	// identity the middleware can read and no Options.Scope is set.
+	// identity the middleware can read and no Options.Scope is set, or the
+	// function declares tenants (lambdaidem.TenantsEnv) and the invocation
+	// names none.
 	// The deployment is at fault, not the client: the request was not run,
 	// and the adapter logged one error line naming the fix.
 	ProblemUnidentifiedCaller = problemBase + "unidentified-caller"

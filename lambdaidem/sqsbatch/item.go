@@ -60,7 +60,7 @@ func (w *wrapper) prepare(ctx context.Context, m *events.SQSMessage) (it *item) 
 		it.malformed = fmt.Errorf("fingerprint: %w", err)
 		return it
 	}
-	it.key = lambdaidem.RecordKey(w.namespace, scope, w.operation, key)
+	it.key = lambdaidem.TenantRecordKey(w.namespace, lambdaidem.Tenant(ctx), scope, w.operation, key)
 	it.call = lambdaidem.Call[struct{}]{Operation: w.operation, Scope: scope, Key: key, Fingerprint: fp}
 	if rec := w.opts.Reconcile; rec != nil {
 		it.call.Reconcile = w.reconcile(m, rec)

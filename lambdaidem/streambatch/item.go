@@ -54,7 +54,7 @@ func (a *Adapter) prepare(ctx context.Context, rec Record, run func(context.Cont
 		it.malformed = fmt.Errorf("fingerprint: %w", err)
 		return it
 	}
-	it.key = lambdaidem.RecordKey(a.namespace, scope, a.operation, key)
+	it.key = lambdaidem.TenantRecordKey(a.namespace, lambdaidem.Tenant(ctx), scope, a.operation, key)
 	it.call = lambdaidem.Call[struct{}]{Operation: a.operation, Scope: scope, Key: key, Fingerprint: fp}
 	if rc := a.opts.Reconcile; rc != nil {
 		it.call.Reconcile = func(ctx context.Context, u lambdaidem.Unknown) (struct{}, bool, error) {

@@ -1,0 +1,80 @@
+package streambatch_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/lambdaidem/lambdaidem/internal/tenanttest"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/memstore"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/streambatch"
+)
+
+func tenantAdapter(t *testing.T, getenv func(string) string) *streambatch.Adapter {
+	t.Helper()
+	g, err := lambdaidem.New(memstore.New(), func(o *lambdaidem.Options) { o.Getenv = getenv })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := streambatch.New(g, "Ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// The same records delivered to two Lambda tenants run once for each.
+func TestLambdaTenantsNeverShareARecord(t *testing.T) {
+	ev := loadKinesis(t, "kinesis.json")
+	l := newLedger()
+	h := tenantAdapter(t, func(string) string { return "" }).Kinesis(l.kinesis)
+	for _, tenant := range []string{"blue", "green", "blue"} {
+		resp, err := h(tenanttest.Context(tenant), ev)
+		wantReported(t, resp, err, []string{})
+	}
+	for i, n := range l.ran(ev) {
+		if n != 2 {
+			t.Fatalf("record %d ran %d times; want once per tenant (runs %v)", i, n, l.ran(ev))
+		}
+	}
+}
+
+// Synchronized contenders of two tenants on one record both run.
+func TestLambdaTenantsContendingBothRun(t *testing.T) {
+	ev := loadKinesis(t, "kinesis.json")
+	ev.Records = ev.Records[:1]
+	rv := tenanttest.NewRendezvous(2)
+	h := tenantAdapter(t, func(string) string { return "" }).Kinesis(func(ctx context.Context, r events.KinesisEventRecord) error {
+		return rv.Arrive()
+	})
+	var wg sync.WaitGroup
+	resps := make([]events.KinesisEventResponse, 2)
+	for i, tenant := range []string{"blue", "green"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resps[i], _ = h(tenanttest.Context(tenant), ev)
+		}()
+	}
+	wg.Wait()
+	for i, r := range resps {
+		if len(r.BatchItemFailures) != 0 {
+			t.Errorf("contender %d: %v; want both tenants to run", i, r.BatchItemFailures)
+		}
+	}
+}
+
+// A function that declares tenants reports the first record of an
+// invocation without one, and runs none.
+func TestDeclaredTenantsRefuseABatchWithoutOne(t *testing.T) {
+	ev := loadKinesis(t, "kinesis.json")
+	h := tenantAdapter(t, tenanttest.Declared).Kinesis(func(context.Context, events.KinesisEventRecord) error {
+		t.Error("ran without a tenant")
+		return nil
+	})
+	resp, err := h(context.Background(), ev)
+	wantReported(t, resp, err, []string{ev.Records[0].Kinesis.SequenceNumber})
+}
