@@ -47,6 +47,16 @@ type Call[Out any] struct {
 	// context ends when it returns, cancelling a call made under it; a call
 	// that ignores its context, or runs under another, must be awaited
 	// before the handler returns; see docs/guarantees.md).
+	//
+	// "Done" keeps the atomic boundary: the UNKNOWN attempt's staged
+	// business writes and outbox messages died with it, so Reconcile may
+	// stage, through its context (dynamostore.Stage, outbox.Stage, as a
+	// handler does), the writes and messages the effect implies; they
+	// commit with the outcome in one transaction, or not at all (a failed
+	// business condition is then the caller's error, and the record stays
+	// UNKNOWN). Messages get the operation's ids, the ones the UNKNOWN
+	// attempt would have used. With "not done" or an error, whatever it
+	// staged is dropped. It cannot begin an external effect.
 	Reconcile func(context.Context, Unknown) (Out, bool, error)
 }
 
@@ -191,6 +201,10 @@ func (o *op[Out]) sameIntent(ctx context.Context, rec Record) error {
 // should claim again: the record is gone, expired, released, or its lease
 // lapsed. It never leaves Do.
 var errReclaim = errors.New("lambdaidem: claim again")
+
+// errReconcileExternal refuses BeginExternal inside a reconcile function:
+// it settles an effect that may have happened; it does not begin one.
+var errReconcileExternal = errors.New("lambdaidem: a reconcile function cannot begin an external effect; answer not done to dispatch it again")
 
 func (o *op[Out]) claimFirst(ctx context.Context) (Out, error) {
 	var zero Out
@@ -548,8 +562,16 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record, v Verdict) (Out, er
 	if o.c.Reconcile == nil {
 		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
 	}
-	out, done, err := o.c.Reconcile(ctx, Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt, RenewedAt: rec.RenewedAt, Renews: rec.Renews,
+	// The reconcile function runs as an attempt at the operation: what it
+	// stages (the business writes and messages the effect implies, which
+	// the UNKNOWN attempt's process took with it) commits with a "done"
+	// outcome in one transaction, under the operation's own message ids.
+	a := &Attempt{operationKey: operationKey(rec.Key), since: rec.CreatedAt, number: rec.Attempts, mode: ClaimFirst,
+		markExternal: func(context.Context, time.Duration) error { return errReconcileExternal }}
+	defer a.close() // on a panic: later stages fail loudly
+	out, done, err := o.c.Reconcile(withAttempt(ctx, a), Unknown{Key: rec.Key, OperationKey: operationKey(rec.Key), Attempts: rec.Attempts, Since: rec.CreatedAt, RenewedAt: rec.RenewedAt, Renews: rec.Renews,
 		DispatchedAt: rec.DispatchedAt, DispatchWindow: rec.DispatchWindow})
+	effects, _ := a.close()
 	if err != nil {
 		o.log(ctx, slog.LevelWarn, "reconcile failed", slog.Any("error", err))
 		return zero, o.conflict(ctx, ErrOutcomeUnknown, rec)
@@ -566,6 +588,10 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record, v Verdict) (Out, er
 		return zero, o.conflict(ctx, err, rec)
 	}
 	if !done {
+		if len(effects) > 0 {
+			// Nothing happened: there is nothing to commit with.
+			o.log(ctx, slog.LevelWarn, "reconcile said not done: its staged writes are dropped", slog.Int("staged", len(effects)))
+		}
 		fctx, cancel := o.finishContext(ctx)
 		defer cancel()
 		if _, err := o.g.store.Release(fctx, Fence{Key: rec.Key, Token: rec.Token}); err != nil {
@@ -578,8 +604,11 @@ func (o *op[Out]) reconcile(ctx context.Context, rec Record, v Verdict) (Out, er
 		return zero, err
 	}
 	// The record's fingerprint is the call's (existing refused any other).
-	_, stored, err := o.commit(ctx, rec.Token, rec, data, nil, false)
+	_, stored, err := o.commit(ctx, rec.Token, rec, data, effects, false)
 	switch {
+	case errors.Is(err, ErrConditionFailed), errors.Is(err, ErrEffectRejected):
+		o.log(ctx, slog.LevelWarn, "the store refused the writes a reconcile staged; nothing committed, the record stays UNKNOWN", slog.Any("error", err))
+		return zero, &RejectedError{Key: o.key, Err: err}
 	case err != nil:
 		return zero, o.storeError(ctx, "commit", err)
 	case !stored:

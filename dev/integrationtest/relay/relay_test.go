@@ -638,3 +638,52 @@ func TestPublishIsBounded(t *testing.T) {
 		t.Errorf("%s, %d published; want PENDING, 0", status, published)
 	}
 }
+
+// TestReconcileDoneCommitsItsMessages: over DynamoDB, a charge left
+// UNKNOWN (its order and message died with its process) is reconciled as
+// done; the reconcile stages the order and the message through its
+// context, and the record, the order and the outbox item commit in one
+// TransactWriteItems; the relay then publishes the message under the
+// operation's id.
+func TestReconcileDoneCommitsItsMessages(t *testing.T) {
+	e := newEnv(t)
+	g := e.guard(t)
+	c := call("o-1")
+	if _, err := lambdaidem.Do(context.Background(), g, c, func(ctx context.Context) (string, error) {
+		a, _ := lambdaidem.AttemptFrom(ctx)
+		if err := a.BeginExternal(ctx); err != nil {
+			return "", err
+		}
+		return "", errors.New("provider timed out")
+	}); err == nil {
+		t.Fatal("want the charge's error")
+	}
+	c.Reconcile = func(ctx context.Context, u lambdaidem.Unknown) (string, bool, error) {
+		if err := dynamostore.Stage(ctx, types.Put{TableName: aws.String(e.orders), Item: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "o-1"}}}); err != nil {
+			return "", false, err
+		}
+		_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: fifoQueue, GroupID: "o-1", Body: `{"order":"o-1","event":"charged"}`})
+		return "charged", true, err
+	}
+	p := e.ep.RequireProxy(t)
+	p.ResetCalls()
+	if out, err := lambdaidem.Do(context.Background(), g, c, func(context.Context) (string, error) {
+		t.Error("the handler ran again")
+		return "", nil
+	}); err != nil || out != "charged" {
+		t.Fatalf("reconcile = %q, %v", out, err)
+	}
+	if calls := p.Calls(); calls["TransactWriteItems"] != 1 {
+		t.Errorf("calls %v; want the outcome, the order and the message in one TransactWriteItems", calls)
+	}
+	if out, err := e.client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(e.orders), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "o-1"}}}); err != nil || len(out.Item) == 0 {
+		t.Fatalf("the order was not committed (%v)", err)
+	}
+	if err := e.relay.Publish(context.Background(), recordKey("o-1")); err != nil {
+		t.Fatal(err)
+	}
+	sent := e.targets.sent()
+	if len(sent) != 1 || sent[0].ID != outbox.ID(lambdaidem.OperationKey(recordKey("o-1")), start, 0) {
+		t.Errorf("published %s; want the one message under the operation's id", ids(sent))
+	}
+}
