@@ -16,7 +16,9 @@ import (
 // Kit is what a test of an idempotent handler needs, from one call: a
 // DynamoDB-compatible endpoint (the in-process emulator behind the
 // fidelity [Proxy], or $AWS_ENDPOINT_URL_DYNAMODB), a client for it, a
-// fresh idempotency table and a dynamostore.Store over that table. Build a
+// fresh idempotency table and a dynamostore.Store over that table, with
+// the outbox table the construct binds beside it (outbox messages staged
+// by a handler commit there; [Kit.OutboxItems]). Build a
 // lambdaidem.Guard over Store, and create the handler's own tables with
 // [Kit.NewTable].
 type Kit struct {
@@ -29,6 +31,9 @@ type Kit struct {
 	Table string
 	// Store is the store over Table, with the options the kit was given.
 	Store *dynamostore.Store
+	// Outbox is the outbox table's name, the Store's
+	// dynamostore.Options.OutboxTable (see outbox.go).
+	Outbox string
 
 	close func()
 }
@@ -71,14 +76,18 @@ func OpenKit(ctx context.Context, optFns ...func(*dynamostore.Options)) (*Kit, e
 
 func newKit(ctx context.Context, ep *Endpoint, table string, optFns ...func(*dynamostore.Options)) (*Kit, error) {
 	client := ep.Client()
+	outbox, optFns := outboxTable(table, optFns)
 	if err := CreateTable(ctx, client, table, optFns...); err != nil {
+		return nil, fmt.Errorf("ddbtest: kit: %w", err)
+	}
+	if err := CreateOutboxTable(ctx, client, outbox); err != nil {
 		return nil, fmt.Errorf("ddbtest: kit: %w", err)
 	}
 	store, err := dynamostore.New(client, table, optFns...)
 	if err != nil {
 		return nil, fmt.Errorf("ddbtest: kit: %w", err)
 	}
-	return &Kit{Endpoint: ep, Client: client, Table: table, Store: store, close: func() {}}, nil
+	return &Kit{Endpoint: ep, Client: client, Table: table, Store: store, Outbox: outbox, close: func() {}}, nil
 }
 
 // NewTable creates a table for the handler's own items on the kit's
