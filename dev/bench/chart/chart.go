@@ -3,13 +3,15 @@ package chart
 import (
 	"errors"
 	"fmt"
-	"image"
 	"image/color"
-	"image/draw"
-	"image/png"
 	"io"
 	"math"
-	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Series is one kind of bar, drawn in one colour in every group.
@@ -45,19 +47,25 @@ type Bars struct {
 	Width int
 }
 
+// Heights, in points.
 const (
-	scale    = 2
-	margin   = 24
-	barH     = 18
-	barGap   = 4
-	groupGap = 14
-	panelGap = 26
+	barH      = 7  // one bar
+	groupGap  = 6  // between two groups
+	panelPad  = 44 // a panel's title and X axis
+	legendRow = 14
 )
 
 // PNG encodes the chart as a PNG image.
 func (b Bars) PNG(w io.Writer) error {
 	if len(b.Series) == 0 || len(b.Panels) == 0 {
 		return errors.New("chart: no series or no panels")
+	}
+	for _, p := range b.Panels {
+		for _, g := range p.Groups {
+			if len(g.Values) != len(b.Series) {
+				return fmt.Errorf("chart: group %q has %d values for %d series", g.Label, len(g.Values), len(b.Series))
+			}
+		}
 	}
 	width := b.Width
 	if width == 0 {
@@ -67,129 +75,124 @@ func (b Bars) PNG(w io.Writer) error {
 	if format == "" {
 		format = "%.1f"
 	}
-	lineH := textHeight(scale) + 8
-	white := color.RGBA{255, 255, 255, 255}
-	ink := color.RGBA{33, 37, 41, 255}
-	grey := color.RGBA{134, 142, 150, 255}
-	rule := color.RGBA{222, 226, 230, 255}
+	f, err := newFonts()
+	if err != nil {
+		return err
+	}
+	pageW := vg.Length(width) * vg.Inch / dpi
+	notes, noteStyle, notesH := f.notes(b.Notes, pageW)
+	titleStyle := f.style(f.bold, titleSize, ink)
+	height := padding + titleStyle.Height(b.Title) + 6 + legendRow + 6
+	panelH := make([]vg.Length, len(b.Panels))
+	for i, p := range b.Panels {
+		panelH[i] = panelPad + vg.Length(len(p.Groups))*(vg.Length(len(b.Series))*barH+groupGap)
+		height += panelH[i] + 8
+	}
+	height += notesH + padding
 
-	labelW := 0
-	for _, p := range b.Panels {
-		for _, g := range p.Groups {
-			if len(g.Values) != len(b.Series) {
-				return fmt.Errorf("chart: group %q has %d values for %d series", g.Label, len(g.Values), len(b.Series))
-			}
-			labelW = max(labelW, textWidth(g.Label, scale))
+	pg := newPage(f, width, height)
+	pg.text(titleStyle, b.Title)
+	pg.y -= 4
+	b.legend(pg)
+	for i, p := range b.Panels {
+		pl, err := b.panel(f, p, format)
+		if err != nil {
+			return err
 		}
+		pg.draw(pl, panelH[i])
+		pg.y -= 8
 	}
-	valueW := textWidth(fmt.Sprintf(format, 99999.9)+" "+b.Unit, scale)
-	barX := margin + labelW + 12
-	barMax := width - barX - valueW - margin - 8
-	if barMax < 100 {
-		return errors.New("chart: labels too long for the width")
-	}
+	pg.text(noteStyle, notes...)
+	_, err = vgimg.PngCanvas{Canvas: pg.img}.WriteTo(w)
+	return err
+}
 
-	perLine := (width - 2*margin + glyphGap*scale) / ((glyphW + glyphGap) * scale)
-	var notes []string
-	for _, n := range b.Notes {
-		notes = append(notes, wrap(n, perLine)...)
-	}
-
-	height := margin + lineH + 6 + lineH + 10 // title, legend
-	for _, p := range b.Panels {
-		height += lineH + 4
-		height += len(p.Groups)*(len(b.Series)*(barH+barGap)-barGap) + (len(p.Groups)-1)*groupGap
-		height += panelGap
-	}
-	height += len(notes)*lineH + margin
-
-	img := image.NewRGBA(image.Rect(0, 0, width, height))
-	draw.Draw(img, img.Bounds(), &image.Uniform{white}, image.Point{}, draw.Src)
-
-	y := margin
-	drawText(img, margin, y, b.Title, scale, ink)
-	y += lineH + 6
-	x := margin
+// legend draws a swatch and the name of each series on one row.
+func (b Bars) legend(pg *page) {
+	st := pg.f.style(pg.f.regular, textSize, ink)
+	x := vg.Length(padding)
 	for _, s := range b.Series {
-		fill(img, image.Rect(x, y, x+textHeight(scale), y+textHeight(scale)), s.Color)
-		x += textHeight(scale) + 6
-		drawText(img, x, y, s.Name, scale, ink)
-		x += textWidth(s.Name, scale) + 24
+		sw := vg.Length(8)
+		pg.dc.SetColor(s.Color)
+		pg.dc.Fill(rect(x, pg.y-sw-1, x+sw, pg.y-1))
+		x += sw + 4
+		pg.dc.FillText(st, vg.Point{X: x, Y: pg.y}, s.Name)
+		x += width(st, s.Name) + 14
 	}
-	y += lineH + 10
+	pg.y -= legendRow
+}
 
-	for _, p := range b.Panels {
-		drawText(img, margin, y, p.Title, scale, ink)
-		y += lineH
-		fill(img, image.Rect(margin, y-6, width-margin, y-5), rule)
-		y += 4
-		top := 0.0
-		for _, g := range p.Groups {
-			for _, v := range g.Values {
-				if !math.IsNaN(v) {
-					top = math.Max(top, v)
-				}
+func rect(x0, y0, x1, y1 vg.Length) vg.Path {
+	var p vg.Path
+	p.Move(vg.Point{X: x0, Y: y0})
+	p.Line(vg.Point{X: x1, Y: y0})
+	p.Line(vg.Point{X: x1, Y: y1})
+	p.Line(vg.Point{X: x0, Y: y1})
+	p.Close()
+	return p
+}
+
+// panel is one panel's plot: a group per row (the first on top), a bar per
+// series (the first on top), each labelled with its value.
+func (b Bars) panel(f *fonts, p Panel, format string) (*plot.Plot, error) {
+	pl := f.plot(p.Title)
+	n, s := len(p.Groups), len(b.Series)
+	top := 0.0
+	for _, g := range p.Groups {
+		for _, v := range g.Values {
+			if !math.IsNaN(v) {
+				top = math.Max(top, v)
 			}
 		}
-		if top == 0 {
-			top = 1
-		}
+	}
+	if top == 0 {
+		top = 1
+	}
+	grid := plotter.NewGrid()
+	grid.Horizontal.Width = 0
+	grid.Vertical.Color = rule
+	pl.Add(grid)
+	for si, ser := range b.Series {
+		vals := make(plotter.Values, n)
+		labels := plotter.XYLabels{}
 		for gi, g := range p.Groups {
-			groupH := len(b.Series)*(barH+barGap) - barGap
-			drawText(img, margin+labelW-textWidth(g.Label, scale), y+(groupH-textHeight(scale))/2, g.Label, scale, ink)
-			for si, v := range g.Values {
-				by := y + si*(barH+barGap)
-				if math.IsNaN(v) {
-					drawText(img, barX, by+(barH-textHeight(scale))/2, "n/a", scale, grey)
-					continue
-				}
-				n := int(math.Round(v / top * float64(barMax)))
-				fill(img, image.Rect(barX, by, barX+max(n, 1), by+barH), b.Series[si].Color)
-				label := fmt.Sprintf(format, v) + " " + b.Unit
-				drawText(img, barX+max(n, 1)+6, by+(barH-textHeight(scale))/2, label, scale, ink)
+			row := n - 1 - gi
+			v := g.Values[si]
+			label := fmt.Sprintf(format, v) + " " + b.Unit
+			if math.IsNaN(v) {
+				v, label = 0, "n/a"
 			}
-			y += groupH
-			if gi < len(p.Groups)-1 {
-				y += groupGap
-			}
+			vals[row] = v
+			labels.XYs = append(labels.XYs, plotter.XY{X: v, Y: float64(row)})
+			labels.Labels = append(labels.Labels, label)
 		}
-		y += panelGap
-	}
-	for _, n := range notes {
-		drawText(img, margin, y, n, scale, grey)
-		y += lineH
-	}
-	return png.Encode(w, img)
-}
-
-// fill paints r in c.
-func fill(img *image.RGBA, r image.Rectangle, c color.Color) {
-	draw.Draw(img, r, &image.Uniform{c}, image.Point{}, draw.Src)
-}
-
-// wrap breaks s into lines of at most n characters, at spaces where it can.
-func wrap(s string, n int) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		for len([]rune(w)) > n { // a word longer than a line
-			if line != "" {
-				lines, line = append(lines, line), ""
-			}
-			r := []rune(w)
-			lines, w = append(lines, string(r[:n])), string(r[n:])
+		offset := vg.Length(float64(s-1)/2-float64(si)) * barH
+		bars, err := plotter.NewBarChart(vals, barH)
+		if err != nil {
+			return nil, fmt.Errorf("chart: panel %q: %w", p.Title, err)
 		}
-		switch {
-		case line == "":
-			line = w
-		case len([]rune(line))+1+len([]rune(w)) <= n:
-			line += " " + w
-		default:
-			lines, line = append(lines, line), w
+		bars.Horizontal = true
+		bars.Color = ser.Color
+		bars.LineStyle.Width = 0
+		bars.Offset = offset
+		vl, err := plotter.NewLabels(labels)
+		if err != nil {
+			return nil, fmt.Errorf("chart: panel %q: %w", p.Title, err)
 		}
+		for i := range vl.TextStyle {
+			vl.TextStyle[i] = f.style(f.regular, textSize-1, ink)
+			vl.TextStyle[i].YAlign = draw.YCenter
+		}
+		vl.Offset = vg.Point{X: 3, Y: offset}
+		pl.Add(bars, vl)
 	}
-	if line != "" {
-		lines = append(lines, line)
+	names := make([]string, n)
+	for gi, g := range p.Groups {
+		names[n-1-gi] = g.Label
 	}
-	return lines
+	pl.NominalY(names...)
+	pl.Y.Tick.Label.XAlign, pl.Y.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	pl.X.Min, pl.X.Max = 0, top*1.22 // room for the value labels
+	pl.X.Label.Text = b.Unit
+	return pl, nil
 }

@@ -3,12 +3,13 @@ package chart
 import (
 	"errors"
 	"fmt"
-	"image"
 	"image/color"
-	"image/draw"
-	"image/png"
 	"io"
 	"math"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Curve is one panel of a line chart: Y[i] at X[i], in X order.
@@ -32,7 +33,8 @@ type Lines struct {
 	Width int
 }
 
-const plotH = 220
+// curveH is the height of one curve's panel, in points.
+const curveH = 150
 
 // PNG encodes the chart as a PNG image. Each panel's Y axis runs from 0 to
 // a little above its largest value, so a flat curve looks flat.
@@ -54,75 +56,44 @@ func (l Lines) PNG(w io.Writer) error {
 	if !(xmax > xmin) {
 		return errors.New("chart: the X range is empty")
 	}
-	lineH := textHeight(scale) + 8
-	white := color.RGBA{255, 255, 255, 255}
-	ink := color.RGBA{33, 37, 41, 255}
-	grey := color.RGBA{134, 142, 150, 255}
-	rule := color.RGBA{222, 226, 230, 255}
-	axisW := textWidth("99999.9 MiB", scale) + 8
-	plotX0, plotX1 := margin+axisW, width-margin
-	perLine := (width - 2*margin + glyphGap*scale) / ((glyphW + glyphGap) * scale)
-	var notes []string
-	for _, n := range l.Notes {
-		notes = append(notes, wrap(n, perLine)...)
+	f, err := newFonts()
+	if err != nil {
+		return err
 	}
-	height := margin + lineH + 6 + len(l.Curves)*(lineH+plotH+lineH+panelGap) + len(notes)*lineH + margin
-	img := image.NewRGBA(image.Rect(0, 0, width, height))
-	draw.Draw(img, img.Bounds(), &image.Uniform{white}, image.Point{}, draw.Src)
-	y := margin
-	drawText(img, margin, y, l.Title, scale, ink)
-	y += lineH + 6
+	pageW := vg.Length(width) * vg.Inch / dpi
+	notes, noteStyle, notesH := f.notes(l.Notes, pageW)
+	titleStyle := f.style(f.bold, titleSize, ink)
+	height := padding + titleStyle.Height(l.Title) + 8 + vg.Length(len(l.Curves))*(curveH+14) + notesH + padding
+	pg := newPage(f, width, height)
+	pg.text(titleStyle, l.Title)
+	pg.y -= 6
 	for _, c := range l.Curves {
-		drawText(img, margin, y, c.Title, scale, ink)
-		y += lineH
+		pl := f.plot(c.Title)
+		xys := make(plotter.XYs, len(c.X))
 		top := 0.0
-		for _, v := range c.Y {
-			top = math.Max(top, v)
+		for i := range c.X {
+			xys[i] = plotter.XY{X: c.X[i], Y: c.Y[i]}
+			top = math.Max(top, c.Y[i])
 		}
 		if top == 0 {
 			top = 1
 		}
-		top *= 1.15
-		y1 := y + plotH           // the plot's bottom
-		for i := 0; i <= 4; i++ { // grid and Y labels
-			gy := y1 - i*plotH/4
-			fill(img, image.Rect(plotX0, gy, plotX1, gy+1), rule)
-			label := fmt.Sprintf("%.1f %s", top*float64(i)/4, c.Unit)
-			drawText(img, plotX0-8-textWidth(label, scale), gy-textHeight(scale)/2, label, scale, grey)
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return fmt.Errorf("chart: curve %q: %w", c.Title, err)
 		}
-		px := func(x float64) int { return plotX0 + int(math.Round((x-xmin)/(xmax-xmin)*float64(plotX1-plotX0))) }
-		py := func(v float64) int { return y1 - int(math.Round(v/top*float64(plotH))) }
-		for i := 1; i < len(c.X); i++ {
-			segment(img, px(c.X[i-1]), py(c.Y[i-1]), px(c.X[i]), py(c.Y[i]), c.Color)
-		}
-		y = y1 + 6
-		for _, x := range []float64{xmin, (xmin + xmax) / 2, xmax} {
-			label := fmt.Sprintf("%.1f %s", x, l.XUnit)
-			lx := min(max(px(x)-textWidth(label, scale)/2, plotX0), plotX1-textWidth(label, scale))
-			drawText(img, lx, y, label, scale, grey)
-		}
-		y += lineH + panelGap
+		line.Color, line.Width = c.Color, 1.5
+		grid := plotter.NewGrid()
+		grid.Vertical.Width = 0
+		grid.Horizontal.Color = rule
+		pl.Add(grid, line)
+		pl.X.Min, pl.X.Max = xmin, xmax
+		pl.Y.Min, pl.Y.Max = 0, top*1.15
+		pl.X.Label.Text, pl.Y.Label.Text = l.XUnit, c.Unit
+		pg.draw(pl, curveH)
+		pg.y -= 14
 	}
-	for _, n := range notes {
-		drawText(img, margin, y, n, scale, grey)
-		y += lineH
-	}
-	return png.Encode(w, img)
-}
-
-// segment draws a line two pixels thick from (x0, y0) to (x1, y1).
-func segment(img *image.RGBA, x0, y0, x1, y1 int, c color.Color) {
-	steps := max(abs(x1-x0), abs(y1-y0), 1)
-	for i := 0; i <= steps; i++ {
-		x := x0 + (x1-x0)*i/steps
-		y := y0 + (y1-y0)*i/steps
-		fill(img, image.Rect(x, y-1, x+2, y+1), c)
-	}
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
+	pg.text(noteStyle, notes...)
+	_, err = vgimg.PngCanvas{Canvas: pg.img}.WriteTo(w)
+	return err
 }
