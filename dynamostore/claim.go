@@ -28,7 +28,18 @@ import (
 // an expired item, so the UpdateItem excludes expired records and a refusal
 // by one is followed by a conditional PutItem that replaces it whole (the
 // only case in which Claim makes two calls).
+//
+// Inside a Powertools window (Options.Powertools) the claim also keeps the
+// event's Powertools key (see [Store.claimBeside]).
 func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Record, bool, error) {
+	if ev, ok := s.powertoolsFor(ctx, c.Now); ok {
+		return s.claimBeside(ctx, c, ev)
+	}
+	return s.claim(ctx, c)
+}
+
+// claim is Claim without a Powertools window.
+func (s *Store) claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Record, bool, error) {
 	rec, ok, err := s.claimOrTakeOver(ctx, c)
 	// Past its expiration but perhaps held: replaceCondition decides.
 	if err != nil || ok || !rec.Exists() || rec.Live(c.Now) {

@@ -45,7 +45,18 @@ import (
 // a new ClientRequestToken, with jittered backoff for as long as ctx
 // allows (without a deadline, Options.ConflictRetries times), then fails
 // with an error matching lambdaidem.ErrInProgress.
+//
+// Inside a Powertools window the transaction also writes the event's
+// Powertools record (see [Store.commitBeside]).
 func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
+	if ev, ok := s.powertoolsFor(ctx, c.Now); ok {
+		return s.commitBeside(ctx, c, ev)
+	}
+	return s.commit(ctx, c)
+}
+
+// commit is Commit without a Powertools window.
+func (s *Store) commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
 	put := s.commitInput(c)
 	if len(c.Effects) == 0 {
 		return s.putRecord(ctx, "commit", s.commitRetries(ctx), c.Key, put)

@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -14,7 +15,16 @@ import (
 // Release deletes the record with one conditional DeleteItem, fenced
 // (fenceCondition): only while it is in progress or unknown and owned by
 // f.Token. It returns false, and no error, when the condition fails.
+//
+// Inside a Powertools window the attempt's shadow goes too.
 func (s *Store) Release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
+	ok, err := s.release(ctx, f)
+	s.followShadow(ctx, shadowReleased, f.Key, f.Token, ok, time.Time{}, time.Time{})
+	return ok, err
+}
+
+// release is Release without a Powertools window.
+func (s *Store) release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
 	in := s.releaseInput(f)
 	err := s.single(ctx, "release", s.opts.ConflictRetries, func() error {
 		_, err := s.client.DeleteItem(ctx, in)
@@ -46,7 +56,9 @@ func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, err
 		_, err := s.client.UpdateItem(ctx, in)
 		return err
 	})
-	return fenced("mark external", err)
+	ok, err := fenced("mark external", err)
+	s.followShadow(ctx, shadowHeld, f.Key, f.Token, ok, time.Time{}, shadowHeldUntil())
+	return ok, err
 }
 
 // MarkUnknown moves the record from in progress to unknown and removes
@@ -60,7 +72,9 @@ func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence) (bool, erro
 		_, err := s.client.UpdateItem(ctx, in)
 		return err
 	})
-	return fenced("mark unknown", err)
+	ok, err := fenced("mark unknown", err)
+	s.followShadow(ctx, shadowHeld, f.Key, f.Token, ok, time.Time{}, shadowHeldUntil())
+	return ok, err
 }
 
 // markExternalInput is the UpdateItem of MarkExternal.

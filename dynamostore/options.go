@@ -136,6 +136,10 @@ type Options struct {
 	// outcome reaches the store). Default none: Records refuses with
 	// [ErrSealed] to resolve or open a record it finds sealed.
 	Sealer lambdaidem.Sealer
+
+	// Powertools is a cutover window from Powertools for AWS Lambda on
+	// this table (see [PowertoolsWindow]). Default: none.
+	Powertools PowertoolsWindow
 }
 
 func (o *Options) setDefaults() error {
@@ -155,6 +159,9 @@ func (o *Options) setDefaults() error {
 			return fmt.Errorf("dynamostore: %s and %s are both %q", other, p.name, *p.v)
 		}
 		seen[*p.v] = p.name
+	}
+	if err := o.Powertools.validate(o); err != nil {
+		return err
 	}
 	if o.SortKeyAttr != "" && o.SortKeyValue == "" {
 		return errors.New("dynamostore: SortKeyValue is required when SortKeyAttr is set")

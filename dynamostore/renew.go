@@ -21,7 +21,13 @@ func (s *Store) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
 		_, err := s.client.UpdateItem(ctx, in)
 		return err
 	})
-	return fenced("renew", err)
+	ok, err := fenced("renew", err)
+	if r.External {
+		s.followShadow(ctx, shadowHeld, r.Key, r.Token, ok, r.HoldUntil, shadowHeldUntil())
+	} else {
+		s.followShadow(ctx, shadowRenewed, r.Key, r.Token, ok, r.HoldUntil, r.ExpiresAt)
+	}
+	return ok, err
 }
 
 // renewInput is the UpdateItem request of a renewal.

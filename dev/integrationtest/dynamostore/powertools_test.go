@@ -1,0 +1,265 @@
+package dynamostore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/internal/testclock"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/powertools"
+)
+
+// pythonCutover is the Powertools Python function the tests move from:
+// orders, @idempotent on app.handler, event_key_jmespath "order_id",
+// payload_validation_jmespath "amount".
+var pythonCutover = powertools.Config{Language: powertools.Python, FunctionName: "orders", Handler: "app.handler"}
+
+// windowOpts opens a Powertools window until until.
+func windowOpts(until time.Time) func(*dynamostore.Options) {
+	return func(o *dynamostore.Options) {
+		o.Powertools = dynamostore.PowertoolsWindow{Config: pythonCutover, Until: until, Validation: true}
+	}
+}
+
+// ptItem is the item Powertools Python keeps for order id.
+func ptItem(t *testing.T, id string, amount int, status string, expiration time.Time, inProgressUntil time.Time, response string) map[string]types.AttributeValue {
+	t.Helper()
+	key, err := pythonCutover.Key(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validation, err := pythonCutover.ValidationHash(amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := map[string]types.AttributeValue{
+		"id":         &types.AttributeValueMemberS{Value: key},
+		"status":     &types.AttributeValueMemberS{Value: status},
+		"expiration": &types.AttributeValueMemberN{Value: fmt.Sprint(expiration.Unix())},
+		"validation": &types.AttributeValueMemberS{Value: validation},
+	}
+	if !inProgressUntil.IsZero() {
+		item["in_progress_expiration"] = &types.AttributeValueMemberN{Value: fmt.Sprint(inProgressUntil.UnixMilli())}
+	}
+	if response != "" {
+		data, err := pythonCutover.EncodeData(json.RawMessage(response))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var av struct{ S string }
+		if err := json.Unmarshal(data, &av); err != nil {
+			t.Fatal(err)
+		}
+		item["data"] = &types.AttributeValueMemberS{Value: av.S}
+	}
+	return item
+}
+
+// ptKey is the Powertools key's item key for order id.
+func ptKey(t testing.TB, id string) map[string]types.AttributeValue {
+	key, err := pythonCutover.Key(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: key}}
+}
+
+// cutoverCtx is the context PowertoolsHandler gives the lambdaidem handler
+// for order id of amount.
+func cutoverCtx(t testing.TB, s *dynamostore.Store, id string, amount int) context.Context {
+	t.Helper()
+	ctx, err := s.WithPowertools(context.Background(), id, amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// Inside the window a live Powertools record is the same operation:
+// COMPLETED replays its response (no run, no business write), another
+// amount is refused (422), INPROGRESS is in progress, a lapsed one is
+// absent; with the window closed the same requests run again: the
+// duplicates the window prevents.
+func TestPowertoolsRecordsHonoured(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			clk := newClock()
+			e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+			g := e.guard(t, clk, func(o *lambdaidem.Options) { o.Mode = mode })
+			ran := map[string]int{}
+			handler := func(id string) func(context.Context) (string, error) {
+				return func(ctx context.Context) (string, error) {
+					ran[id]++
+					if err := lambdaidem.Stage(ctx, e.order(id)); err != nil {
+						return "", err
+					}
+					return "new-" + id, nil
+				}
+			}
+			now := clk.Now()
+			e.putItem(t, ptItem(t, "done", 10, "COMPLETED", now.Add(time.Hour), time.Time{}, `"old-done"`))
+			e.putItem(t, ptItem(t, "busy", 10, "INPROGRESS", now.Add(time.Hour), now.Add(time.Minute), ""))
+			e.putItem(t, ptItem(t, "lapsed", 10, "INPROGRESS", now.Add(time.Hour), now.Add(-time.Second), ""))
+			e.putItem(t, ptItem(t, "expired", 10, "COMPLETED", now.Add(-time.Second), time.Time{}, `"old-expired"`))
+
+			// Claim-first never runs the handler; optimistic runs its body
+			// (DESIGN §3) but commits none of its writes.
+			runs := func(id string) int {
+				if mode == lambdaidem.Optimistic {
+					ran[id] = 0
+				}
+				return ran[id]
+			}
+			got, err := lambdaidem.Do(cutoverCtx(t, e.store, "done", 10), g, call("done"), handler("done"))
+			if err != nil || got != "old-done" || runs("done") != 0 || e.written(t, "done") {
+				t.Errorf("COMPLETED Powertools record: %q, %v, ran %d; want its response replayed, no run", got, err, ran["done"])
+			}
+			if _, err := lambdaidem.Do(cutoverCtx(t, e.store, "done", 11), g, call("done"), handler("done")); !errors.Is(err, lambdaidem.ErrKeyReused) || runs("done") != 0 || e.written(t, "done") {
+				t.Errorf("another amount: %v, ran %d; want ErrKeyReused", err, ran["done"])
+			}
+			if _, err := lambdaidem.Do(cutoverCtx(t, e.store, "busy", 10), g, call("busy"), handler("busy")); !errors.Is(err, lambdaidem.ErrInProgress) || runs("busy") != 0 || e.written(t, "busy") {
+				t.Errorf("INPROGRESS Powertools record: %v, ran %d; want ErrInProgress", err, ran["busy"])
+			}
+			for _, id := range []string{"lapsed", "expired"} {
+				if got, err := lambdaidem.Do(cutoverCtx(t, e.store, id, 10), g, call(id), handler(id)); err != nil || got != "new-"+id || ran[id] != 1 {
+					t.Errorf("%s Powertools record: %q, %v, ran %d; want a run", id, got, err, ran[id])
+				}
+			}
+			// Nothing of lambdaidem's is left by the refused claims.
+			for _, id := range []string{"done", "busy"} {
+				if it := e.item(t, e.table, map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: recordKey(id)}}); it != nil {
+					t.Errorf("%s: lambdaidem record left: %v", id, it)
+				}
+			}
+
+			// The window closed: the Powertools records are not read, and
+			// the same requests run again.
+			clk.Advance(25 * time.Hour)
+			e.putItem(t, ptItem(t, "done", 10, "COMPLETED", clk.Now().Add(time.Hour), time.Time{}, `"old-done"`))
+			if got, err := lambdaidem.Do(cutoverCtx(t, e.store, "done", 10), g, call("done"), handler("done")); err != nil || got != "new-done" || ran["done"] != 1 || !e.written(t, "done") {
+				t.Errorf("window closed: %q, %v, ran %d; want the duplicate run", got, err, ran["done"])
+			}
+		})
+	}
+}
+
+// Inside the window lambdaidem keeps the Powertools key: INPROGRESS until
+// its hold while the handler runs (a Powertools claim is refused), and the
+// COMPLETED record Powertools Python would store after the commit, in the
+// same transaction as the business write; a handler error removes it; a
+// request outside the window costs what it costs without one.
+func TestPowertoolsShadow(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+	g := e.guard(t, clk)
+	ctx := cutoverCtx(t, e.store, "o-1", 10)
+	var during map[string]types.AttributeValue
+	got, err := lambdaidem.Do(ctx, g, call("o-1"), func(ctx context.Context) (string, error) {
+		during = e.item(t, e.table, ptKey(t, "o-1"))
+		return "new-o-1", lambdaidem.Stage(ctx, e.order("o-1"))
+	})
+	if err != nil || got != "new-o-1" {
+		t.Fatalf("Do = %q, %v", got, err)
+	}
+	rec, err := e.store.Get(context.Background(), recordKey("o-1"), clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sattr(during, "status"); s != "INPROGRESS" || num(during, "in_progress_expiration") == "" {
+		t.Errorf("shadow while running: %v; want INPROGRESS with a lease", during)
+	}
+	after := e.item(t, e.table, ptKey(t, "o-1"))
+	validation, _ := pythonCutover.ValidationHash(10)
+	if sattr(after, "status") != "COMPLETED" || sattr(after, "data") != `"new-o-1"` || sattr(after, "validation") != validation ||
+		num(after, "expiration") != fmt.Sprint(rec.ExpiresAt.Unix()) {
+		t.Errorf("shadow after the commit: %v; want COMPLETED, data \"new-o-1\" as json.dumps writes it, validation, the record's expiration", after)
+	}
+	// Powertools' own claim of the key (its condition, now) is refused.
+	key, _ := pythonCutover.Key("o-1")
+	_, err = e.client.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: aws.String(e.table),
+		Item:      ptItem(t, "o-1", 10, "INPROGRESS", clk.Now().Add(time.Hour), clk.Now().Add(time.Minute), ""),
+		ConditionExpression: aws.String("attribute_not_exists(#id) OR #expiry < :now OR " +
+			"(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"),
+		ExpressionAttributeNames: map[string]string{"#id": "id", "#expiry": "expiration", "#status": "status", "#in_progress_expiry": "in_progress_expiration"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(clk.Now().Unix())}, ":now_in_millis": &types.AttributeValueMemberN{Value: fmt.Sprint(clk.Now().UnixMilli())},
+			":inprogress": &types.AttributeValueMemberS{Value: "INPROGRESS"},
+		},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		t.Errorf("Powertools claim of %s after lambdaidem's commit: %v; want refused", key, err)
+	}
+
+	// A handler error gives the claim back, and the shadow goes with it.
+	boom := errors.New("boom")
+	if _, err := lambdaidem.Do(cutoverCtx(t, e.store, "o-2", 10), g, call("o-2"), func(context.Context) (string, error) { return "", boom }); !errors.Is(err, boom) {
+		t.Fatalf("Do = %v", err)
+	}
+	if it := e.item(t, e.table, ptKey(t, "o-2")); it != nil {
+		t.Errorf("shadow after a released claim: %v; want none", it)
+	}
+}
+
+// TestPowertoolsWindowCalls counts DynamoDB calls: inside the window a
+// first request claims with one more PutItem (the shadow) and commits with
+// the shadow in its transaction; outside it, not one call more.
+func TestPowertoolsWindowCalls(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		until time.Time
+		want  map[string]int
+	}{
+		{"inside", t0.Add(time.Hour), map[string]int{"UpdateItem": 1, "PutItem": 1, "TransactWriteItems": 1}},
+		{"outside", t0.Add(-time.Hour), map[string]int{"UpdateItem": 1, "TransactWriteItems": 1}},
+		{"no window", time.Time{}, map[string]int{"UpdateItem": 1, "TransactWriteItems": 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, windowOpts(c.until))
+			p := e.proxy(t)
+			g := e.guard(t, testclock.New(t0))
+			ctx := cutoverCtx(t, e.store, "c-1", 10)
+			p.ResetCalls()
+			if _, err := lambdaidem.Do(ctx, g, call("c-1"), func(ctx context.Context) (string, error) {
+				return "ok", lambdaidem.Stage(ctx, e.order("c-1"))
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got := p.Calls()
+			for op, n := range c.want {
+				if got[op] != n {
+					t.Errorf("%s: %d; want %d (all: %v)", op, got[op], n, got)
+				}
+			}
+			total := 0
+			for _, n := range got {
+				total += n
+			}
+			want := 0
+			for _, n := range c.want {
+				want += n
+			}
+			if total != want {
+				t.Errorf("calls %v; want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// sattr is an S attribute of it, "" when absent.
+func sattr(it map[string]types.AttributeValue, name string) string {
+	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
