@@ -111,40 +111,7 @@ func TestOutboxOneEffectPerOperation(t *testing.T) {
 	t.Cleanup(sp.Start(context.WithoutCancel(ctx)))
 
 	// The consumer, fed by the SQS poller.
-	cstore, err := dynamostore.New(ddb.Client, "consumer-idem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cg, err := lambdaidem.New(cstore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := sqsbatch.New(cg, "OnOrderAccepted", func(o *sqsbatch.Options) { o.Key = sqsbatch.KeyFromAttribute(outbox.IDAttribute) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	consumer := ca.Wrap(func(ctx context.Context, m events.SQSMessage) error {
-		var ev struct {
-			Order string `json:"order"`
-		}
-		if err := json.Unmarshal([]byte(m.Body), &ev); err != nil {
-			return err
-		}
-		return dynamostore.Stage(ctx, ddbtypes.Update{
-			TableName:                 aws.String("effects"),
-			Key:                       map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: ev.Order}},
-			UpdateExpression:          aws.String("ADD n :one"),
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": &ddbtypes.AttributeValueMemberN{Value: "1"}},
-		})
-	})
-	qp, err := e2estack.NewPoller(e2estack.PollerOptions{
-		Client: q.Client, QueueURL: queueURL, QueueARN: "arn:aws:sqs:us-east-1:000000000000:order-accepted",
-		Function: inProcess[events.SQSEvent, events.SQSEventResponse](consumer), BatchSize: 10,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(qp.Start(context.WithoutCancel(ctx)))
+	qp := startOrderConsumer(t, ddb.Client, q, queueURL, "arn:aws:sqs:us-east-1:000000000000:order-accepted")
 
 	// The relay's marks on the outbox fail, every SDK attempt, 12 times: a
 	// crash between a publish and its mark, three times over.
@@ -250,4 +217,48 @@ func streamValue(v ddbtypes.AttributeValue) events.DynamoDBAttributeValue {
 		return events.NewMapAttribute(streamImage(v.Value))
 	}
 	return events.NewNullAttribute()
+}
+
+// startOrderConsumer starts the "order accepted" consumer: a handler
+// wrapped by lambdaidem (sqsbatch, keyed on the outbox message id) whose
+// effect adds one to the order's counter in the effects table, fed by the
+// SQS poller from queueURL. The counters show how often each effect ran.
+func startOrderConsumer(t *testing.T, client *dynamodb.Client, q *e2estack.SQS, queueURL, queueARN string) *e2estack.Poller {
+	t.Helper()
+	ctx := t.Context()
+	cstore, err := dynamostore.New(client, "consumer-idem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := lambdaidem.New(cstore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := sqsbatch.New(cg, "OnOrderAccepted", func(o *sqsbatch.Options) { o.Key = sqsbatch.KeyFromAttribute(outbox.IDAttribute) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumer := ca.Wrap(func(ctx context.Context, m events.SQSMessage) error {
+		var ev struct {
+			Order string `json:"order"`
+		}
+		if err := json.Unmarshal([]byte(m.Body), &ev); err != nil {
+			return err
+		}
+		return dynamostore.Stage(ctx, ddbtypes.Update{
+			TableName:                 aws.String("effects"),
+			Key:                       map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: ev.Order}},
+			UpdateExpression:          aws.String("ADD n :one"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": &ddbtypes.AttributeValueMemberN{Value: "1"}},
+		})
+	})
+	qp, err := e2estack.NewPoller(e2estack.PollerOptions{
+		Client: q.Client, QueueURL: queueURL, QueueARN: queueARN,
+		Function: inProcess[events.SQSEvent, events.SQSEventResponse](consumer), BatchSize: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(qp.Start(context.WithoutCancel(ctx)))
+	return qp
 }

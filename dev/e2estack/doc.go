@@ -24,7 +24,13 @@
 //   - [NewStream] and [NewDynamoDBStream] stand in for a Kinesis data stream
 //     and a DynamoDB stream (shards, sequence numbers, retention), and a
 //     [StreamPoller] behaves like Lambda's event source mapping for them
-//     (in order per shard, ReportBatchItemFailures, retries, bisection).
+//     (in order per shard, ReportBatchItemFailures, retries, bisection);
+//   - [StartDynoxide] runs Dynoxide, the DynamoDB world with a Streams API
+//     (the embedded endpoint has none), and [TailStream] reads a table's
+//     real stream through it (DescribeStream, GetShardIterator,
+//     GetRecords) into a [Stream], so the poller delivers the
+//     implementation's own records (the relay and the DynamoDB Streams
+//     source tests in e2e/streamsapi_test.go).
 //
 // The LocalStack target reads its endpoints from the CDK stack outputs: see
 // [Config] and [ReadOutputs].
