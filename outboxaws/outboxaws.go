@@ -24,6 +24,7 @@ import (
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 )
@@ -79,7 +80,10 @@ func New(o Options) (*Publisher, error) {
 }
 
 // Publish sends m once: SQS SendMessage, SNS Publish, or EventBridge
-// PutEvents (one entry; a failed entry is an error). A FIFO message's ID
+// PutEvents (one entry; a failed entry is an error). An error whose code
+// says the target refuses the message every time (invalid content, no such
+// queue, topic or bus, access denied) matches outbox.ErrUnpublishable: the
+// relay sets the message aside. A FIFO message's ID
 // is its MessageDeduplicationId; a standard SQS or SNS message carries it
 // as the String message attribute outbox.IDAttribute (staged there by
 // outbox.Stage), an EventBridge event in its detail.
@@ -102,7 +106,7 @@ func (p *Publisher) Publish(ctx context.Context, m outbox.Message) error {
 			in.DelaySeconds = int32(m.Delay.Seconds())
 		}
 		_, err := p.opts.SQS.SendMessage(ctx, in)
-		return err
+		return refused(err)
 	case outbox.KindSNS, outbox.KindSNSFIFO:
 		if p.opts.SNS == nil {
 			return fmt.Errorf("%w: %s", ErrNoClient, m.Kind)
@@ -121,7 +125,7 @@ func (p *Publisher) Publish(ctx context.Context, m outbox.Message) error {
 			in.MessageGroupId, in.MessageDeduplicationId = aws.String(m.GroupID), aws.String(m.ID)
 		}
 		_, err := p.opts.SNS.Publish(ctx, in)
-		return err
+		return refused(err)
 	case outbox.KindEventBridge:
 		if p.opts.EventBridge == nil {
 			return fmt.Errorf("%w: %s", ErrNoClient, m.Kind)
@@ -132,14 +136,18 @@ func (p *Publisher) Publish(ctx context.Context, m outbox.Message) error {
 		}
 		out, err := p.opts.EventBridge.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{entry}})
 		if err != nil {
-			return err
+			return refused(err)
 		}
 		if out.FailedEntryCount > 0 {
 			code, msg := "unknown", ""
 			if len(out.Entries) > 0 {
 				code, msg = aws.ToString(out.Entries[0].ErrorCode), aws.ToString(out.Entries[0].ErrorMessage)
 			}
-			return fmt.Errorf("outboxaws: EventBridge refused event %s: %s: %s", m.ID, code, msg)
+			err := fmt.Errorf("outboxaws: EventBridge refused event %s: %s: %s", m.ID, code, msg)
+			if permanent[code] {
+				err = fmt.Errorf("%w: %w", outbox.ErrUnpublishable, err)
+			}
+			return err
 		}
 		return nil
 	case outbox.KindItem:
@@ -149,4 +157,31 @@ func (p *Publisher) Publish(ctx context.Context, m outbox.Message) error {
 		return p.opts.Item.Publish(ctx, m)
 	}
 	return fmt.Errorf("%w: unknown kind %q", ErrNoClient, m.Kind)
+}
+
+// permanent are the error codes with which SQS, SNS and EventBridge refuse
+// a request that will be refused the same way every time: its content,
+// its target or its caller's permission is wrong. Throttling, service
+// faults and anything else are retried by the relay.
+var permanent = map[string]bool{
+	// SQS
+	"InvalidMessageContents": true, "InvalidParameterValue": true, "InvalidAttributeName": true,
+	"InvalidAttributeValue": true, "MessageTooLong": true, "QueueDoesNotExist": true,
+	"AWS.SimpleQueueService.NonExistentQueue": true, "AccessDenied": true,
+	// SNS
+	"InvalidParameter": true, "NotFound": true, "AuthorizationError": true,
+	// EventBridge (the call's and an entry's)
+	"ValidationException": true, "ResourceNotFoundException": true, "AccessDeniedException": true,
+	"InvalidArgument": true, "MalformedDetail": true,
+}
+
+// refused marks an error whose API code says the target refuses the
+// message every time with outbox.ErrUnpublishable, so that the relay sets
+// the message aside instead of retrying it.
+func refused(err error) error {
+	var api smithy.APIError
+	if err != nil && errors.As(err, &api) && permanent[api.ErrorCode()] {
+		return fmt.Errorf("%w: %w", outbox.ErrUnpublishable, err)
+	}
+	return err
 }

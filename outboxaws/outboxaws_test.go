@@ -11,6 +11,7 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 	"github.com/lambdaidem/lambdaidem/outboxaws"
@@ -109,5 +110,62 @@ func TestRefusals(t *testing.T) {
 	}
 	if _, err := outboxaws.New(outboxaws.Options{}); err == nil {
 		t.Error("New accepted no client")
+	}
+}
+
+// refusing is an SQS, SNS and EventBridge client whose every call fails
+// with err, or whose EventBridge entry fails with code.
+type refusing struct {
+	err  error
+	code string
+}
+
+func (r refusing) SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	return nil, r.err
+}
+
+func (r refusing) Publish(context.Context, *sns.PublishInput, ...func(*sns.Options)) (*sns.PublishOutput, error) {
+	return nil, r.err
+}
+
+func (r refusing) PutEvents(context.Context, *eventbridge.PutEventsInput, ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return &eventbridge.PutEventsOutput{FailedEntryCount: 1, Entries: []ebtypes.PutEventsResultEntry{{ErrorCode: aws.String(r.code), ErrorMessage: aws.String("refused")}}}, nil
+}
+
+// TestRefusalsThatRepeatAreUnpublishable: an API error whose code says the
+// target refuses the message every time (invalid content, no such queue,
+// access denied, a malformed EventBridge detail) matches
+// outbox.ErrUnpublishable, so that the relay sets the message aside;
+// throttling, a service fault and a network error do not (the relay
+// retries them).
+func TestRefusalsThatRepeatAreUnpublishable(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		kind outbox.Kind
+		r    refusing
+		want bool
+	}{
+		{"SQS invalid contents", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "InvalidMessageContents", Fault: smithy.FaultClient}}, true},
+		{"SQS no such queue", outbox.KindSQSFIFO, refusing{err: &smithy.GenericAPIError{Code: "AWS.SimpleQueueService.NonExistentQueue", Fault: smithy.FaultClient}}, true},
+		{"SQS throttled", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "RequestThrottled", Fault: smithy.FaultClient}}, false},
+		{"SNS invalid parameter", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "InvalidParameter", Fault: smithy.FaultClient}}, true},
+		{"SNS internal error", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "InternalError", Fault: smithy.FaultServer}}, false},
+		{"network", outbox.KindSQS, refusing{err: errors.New("connection reset")}, false},
+		{"EventBridge malformed detail", outbox.KindEventBridge, refusing{code: "MalformedDetail"}, true},
+		{"EventBridge throttled entry", outbox.KindEventBridge, refusing{code: "ThrottlingException"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := outboxaws.New(outboxaws.Options{SQS: c.r, SNS: c.r, EventBridge: c.r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.Publish(context.Background(), outbox.Message{ID: "id", Kind: c.kind, Target: "t", Body: "{}", GroupID: "g", Source: "s", DetailType: "d"})
+			if err == nil || errors.Is(err, outbox.ErrUnpublishable) != c.want {
+				t.Errorf("Publish = %v; unpublishable %v", err, c.want)
+			}
+		})
 	}
 }

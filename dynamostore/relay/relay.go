@@ -17,11 +17,21 @@
 // message again with the same id, which a FIFO target deduplicates and a
 // consumer wrapped by lambdaidem keys on. Two relays on one item each
 // publish and only one mark succeeds; the other reads the item again and
-// goes on from where it is. A record that keeps failing (a target that
-// refuses a message, a window that has passed) goes, after the mapping's
-// retries, to its on-failure destination; the item stays unpublished for
-// an operator, who publishes it with [Relay.Publish] once the cause is
-// fixed.
+// goes on from where it is.
+//
+// A message that cannot be published (its target refuses it every time:
+// the Publisher's error matches outbox.ErrUnpublishable; or it could no
+// longer land inside its window) is set aside with the rest of its item:
+// the relay copies the item to a key of its own with status SET_ASIDE and
+// the reason, marks the original done (so that it never blocks later
+// commits under its record key), writes an OutboxSetAside metric
+// (Options.Metrics), and lets the stream record succeed. An operator lists
+// such items ([ListSetAside], the lambdaidem command's outbox list), and
+// releases ([Release]: the relay publishes it again) or discards
+// ([Discard]) each. A record that keeps failing for another reason goes,
+// after the mapping's retries, to its on-failure destination; the item
+// stays unpublished for an operator, who publishes it with [Relay.Publish]
+// once the cause is fixed.
 //
 // The event source mapping needs ReportBatchItemFailures, a stream view
 // type with new images (NEW_IMAGE or NEW_AND_OLD_IMAGES), and an
@@ -33,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -42,14 +53,26 @@ import (
 
 	"github.com/lambdaidem/lambdaidem/internal/outboxitem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/emf"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/streambatch"
 )
 
-// ErrMalformed: the outbox item, or the stream record naming it, is not
-// what dynamostore writes. The record fails and reaches the on-failure
-// destination.
-var ErrMalformed = errors.New("relay: malformed outbox item")
+// Errors of the relay.
+var (
+	// ErrMalformed: the outbox item, or the stream record naming it, is not
+	// what dynamostore writes. The record fails and reaches the on-failure
+	// destination.
+	ErrMalformed = errors.New("relay: malformed outbox item")
+	// ErrSetAside: a message of the item cannot be published (its target
+	// refuses it every time: outbox.ErrUnpublishable; or its window has
+	// passed: outbox.ErrWindowPassed), so the relay set it aside with the
+	// rest of the item, which no longer blocks the record key. The stream
+	// record succeeds; an operator lists, releases or discards the item
+	// ([ListSetAside], [Release], [Discard]; the lambdaidem command's
+	// outbox subcommands).
+	ErrSetAside = errors.New("relay: message set aside")
+)
 
 // Client is the part of the DynamoDB API the relay calls, with the SDK's
 // exact signatures: *dynamodb.Client satisfies it. It needs GetItem and
@@ -83,6 +106,11 @@ type Options struct {
 	// the other part of the window margin. Default 5 seconds, as
 	// lambdaidem.Options.LeaseMargin's.
 	ClockSkew time.Duration
+
+	// Metrics, if set, receives one OutboxSetAside count (EMF) for every
+	// item the relay sets aside, which lambdaidemcdk's set-aside alarm
+	// watches. Default: none.
+	Metrics *emf.Metrics
 
 	// Logger receives one line per failed record (at level Error) and per
 	// published message (at level Debug), with the record key and message
@@ -170,7 +198,13 @@ func (r *Relay) record(ctx context.Context, rec events.DynamoDBEventRecord) erro
 	if !ok || key.DataType() != events.DataTypeString || key.String() == "" {
 		return fmt.Errorf("%w: the stream record's new image has no %s", ErrMalformed, outboxitem.KeyAttr)
 	}
-	if err := r.Publish(ctx, key.String()); err != nil {
+	err := r.Publish(ctx, key.String())
+	if errors.Is(err, ErrSetAside) {
+		r.opts.Logger.LogAttrs(ctx, slog.LevelError, "relay: outbox message set aside; an operator releases or discards it (lambdaidem outbox list)",
+			slog.String("key", key.String()), slog.String("event_id", rec.EventID), slog.Any("error", err))
+		return nil
+	}
+	if err != nil {
 		r.opts.Logger.LogAttrs(ctx, slog.LevelError, "relay: outbox item not published; the event source mapping will retry it",
 			slog.String("key", key.String()), slog.String("event_id", rec.EventID), slog.Any("error", err))
 		return err
@@ -209,7 +243,7 @@ func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 	if m.Window > 0 {
 		now := r.opts.Now()
 		if err := outbox.Lands(m, it.DispatchedAt, now, lambdaidem.WindowMargin(r.opts.ClockSkew, r.opts.PublishTimeout)); err != nil {
-			return false, err
+			return r.setAside(ctx, it, err, true)
 		}
 		if it.DispatchedAt.IsZero() {
 			ok, err := r.update(ctx, it.Key, outboxitem.DispatchUpdate, outboxitem.DispatchCondition, map[string]types.AttributeValue{
@@ -224,6 +258,9 @@ func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 	pctx, cancel := context.WithTimeout(ctx, r.opts.PublishTimeout)
 	err := r.publisher.Publish(pctx, m)
 	cancel()
+	if errors.Is(err, outbox.ErrUnpublishable) {
+		return r.setAside(ctx, it, fmt.Errorf("publish message %s (%s): %w", m.ID, m.Kind, err), false)
+	}
 	if err != nil {
 		return false, fmt.Errorf("relay: publish message %s (%s): %w", m.ID, m.Kind, err)
 	}
@@ -245,12 +282,86 @@ func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 	return true, nil
 }
 
+// setAside sets it aside from its first unpublished message on, for
+// cause: an item under a record key is copied to its aside key
+// (AsideCondition, AsideUpdate) and marked published, naming the copy
+// (MovedUpdate); a copy is set aside in place (SetAsideInPlaceUpdate). A
+// crash between the copy and the mark leaves the item pending: the next
+// try finds the copy written and marks. dispatched says whether the
+// message may have reached its target (its window passed): the copy keeps
+// its first dispatch, so that a release still judges the window; a
+// message its target refused was not delivered, and its dispatch is
+// dropped. It reports false with an error
+// matching [ErrSetAside] once the item is aside, or false and nil when a
+// condition showed that the item moved under it.
+func (r *Relay) setAside(ctx context.Context, it *outboxitem.Item, cause error, dispatched bool) (bool, error) {
+	now := r.opts.Now()
+	reason := cause.Error()
+	if len(reason) > outboxitem.MaxReason {
+		reason = reason[:outboxitem.MaxReason]
+	}
+	values := map[string]types.AttributeValue{
+		":setAsideStatus": outboxitem.S(outboxitem.SetAside),
+		":reason":         outboxitem.S(reason),
+		":nowMs":          outboxitem.N(now.UnixMilli()),
+	}
+	aside := it.Key
+	if it.Record == "" {
+		aside = outboxitem.AsideKey(it.Key, it.CommittedAt)
+		copyValues := map[string]types.AttributeValue{
+			":record":    outboxitem.S(it.Key),
+			":position":  outboxitem.N(int64(it.Published)),
+			":messages":  outboxitem.EncodeMessages(it.Messages),
+			":committed": outboxitem.N(it.CommittedAt.UnixMilli()),
+		}
+		maps.Copy(copyValues, values)
+		update := outboxitem.AsideUpdate
+		if dispatched && !it.DispatchedAt.IsZero() {
+			update = outboxitem.AsideDispatchedUpdate
+			copyValues[":dispatched"] = outboxitem.N(it.DispatchedAt.UnixMilli())
+		}
+		_, err := r.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(r.table),
+			Key:                       map[string]types.AttributeValue{outboxitem.KeyAttr: outboxitem.S(aside)},
+			UpdateExpression:          aws.String(update),
+			ConditionExpression:       aws.String(outboxitem.AsideCondition),
+			ExpressionAttributeNames:  outboxitem.Names(update, outboxitem.AsideCondition),
+			ExpressionAttributeValues: copyValues,
+		})
+		var failed *types.ConditionalCheckFailedException
+		if err != nil && !errors.As(err, &failed) {
+			return false, fmt.Errorf("relay: set aside outbox item: %w", err)
+		}
+		ok, err := r.update(ctx, it.Key, outboxitem.MovedUpdate, outboxitem.MovedCondition, map[string]types.AttributeValue{
+			":expiration": outboxitem.N(now.Add(r.opts.Retention).Unix()),
+			":asideKey":   outboxitem.S(aside),
+		}, it.Published)
+		if !ok || err != nil {
+			return false, err
+		}
+	} else {
+		update := outboxitem.SetAsideInPlaceUpdate
+		if !dispatched {
+			update = outboxitem.SetAsideRefusedInPlaceUpdate
+		}
+		ok, err := r.update(ctx, it.Key, update, outboxitem.MovedCondition, values, it.Published)
+		if !ok || err != nil {
+			return false, err
+		}
+	}
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.WriteSetAside(string(it.Messages[it.Published].Kind))
+	}
+	it.Status = outboxitem.SetAside
+	return false, fmt.Errorf("%w: outbox item %s (message %d of %d) is now %s: %w", ErrSetAside, it.Key, it.Published, len(it.Messages), aside, cause)
+}
+
 // update sends one conditional UpdateItem on the item under key, at
 // position. A failed condition is false, not an error.
 func (r *Relay) update(ctx context.Context, key, update, condition string, values map[string]types.AttributeValue, position int) (bool, error) {
 	values[":pending"] = outboxitem.S(outboxitem.Pending)
 	values[":position"] = outboxitem.N(int64(position))
-	if update == outboxitem.MarkLastUpdate {
+	if update == outboxitem.MarkLastUpdate || update == outboxitem.MovedUpdate {
 		values[":published"] = outboxitem.S(outboxitem.Published)
 	}
 	_, err := r.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{

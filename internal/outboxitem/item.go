@@ -11,8 +11,25 @@
 //	committed_at  N  Unix milliseconds of the commit
 //	dispatched_at N  Unix milliseconds of the first dispatch of messages[published], for targets with a window
 //	expiration    N  Unix seconds; written only with PUBLISHED: the table's TTL attribute
+//	set_aside     S  on an item whose message the relay set aside: the key of the copy
 //
 // An item without expiration (every unpublished one) never expires.
+//
+// A message that cannot be published (its target refuses it every time,
+// or its window has passed) is set aside so that it never blocks its
+// record key: the relay copies the item, from that message on, to the key
+// [AsideKey] with status SET_ASIDE and
+//
+//	record        S  the record key of the commit
+//	reason        S  why the message was set aside
+//	set_aside_at  N  Unix milliseconds
+//
+// and marks the original PUBLISHED with set_aside naming the copy, so that
+// a later commit under the record key (of this version or of v0.2.0, whose
+// condition admits a PUBLISHED item) is not refused. An operator lists the
+// copies, and releases one (back to PENDING: the relay publishes it) or
+// discards it (PUBLISHED, with a TTL). A copy that fails again is set aside
+// in place.
 package outboxitem
 
 import (
@@ -36,13 +53,29 @@ const (
 	CommittedAtAttr  = "committed_at"
 	DispatchedAtAttr = "dispatched_at"
 	ExpirationAttr   = "expiration"
+	SetAsideAttr     = "set_aside"
+	RecordAttr       = "record"
+	ReasonAttr       = "reason"
+	SetAsideAtAttr   = "set_aside_at"
 )
 
 // The values of StatusAttr.
 const (
 	Pending   = "PENDING"
 	Published = "PUBLISHED"
+	SetAside  = "SET_ASIDE"
 )
+
+// AsideKey is the key of the copy of the item under key, committed at
+// committedAt, that holds its set-aside messages. It never meets a record
+// key: those end in a hash of 43 characters, this in "#aside#" and the
+// commit's time.
+func AsideKey(key string, committedAt time.Time) string {
+	return key + "#aside#" + strconv.FormatInt(committedAt.UnixMilli(), 36)
+}
+
+// MaxReason bounds the reason stored on a set-aside item.
+const MaxReason = 1000
 
 // MaxItemSize is DynamoDB's limit on one item, 400 KB.
 const MaxItemSize = 400 << 10
@@ -53,6 +86,8 @@ func Names(expressions ...string) map[string]string {
 	all := map[string]string{
 		"#id": KeyAttr, "#status": StatusAttr, "#published": PublishedAttr,
 		"#dispatched": DispatchedAtAttr, "#expiration": ExpirationAttr,
+		"#movedTo": SetAsideAttr, "#record": RecordAttr, "#reason": ReasonAttr, "#setAsideAt": SetAsideAtAttr,
+		"#messages": MessagesAttr, "#committed": CommittedAtAttr,
 	}
 	names := make(map[string]string, len(all))
 	for p, name := range all {
@@ -89,6 +124,40 @@ const (
 	// MarkLastUpdate marks the last message published: the item is done
 	// and may now expire.
 	MarkLastUpdate = "SET #published = :next, #status = :published, #expiration = :expiration REMOVE #dispatched"
+
+	// AsideCondition admits writing the copy of a set-aside item: none
+	// yet (a relay that set it aside before crashed before the mark).
+	AsideCondition = "attribute_not_exists(#id)"
+	// AsideUpdate writes the copy (an UpdateItem creates it).
+	AsideUpdate = "SET #status = :setAsideStatus, #record = :record, #published = :position, #messages = :messages, " +
+		"#committed = :committed, #reason = :reason, #setAsideAt = :nowMs"
+	// AsideDispatchedUpdate writes the copy of an item whose message was
+	// dispatched: its window goes on counting from that first dispatch.
+	AsideDispatchedUpdate = AsideUpdate + ", #dispatched = :dispatched"
+	// MovedCondition admits marking the original moved: as MarkCondition.
+	MovedCondition = atPosition
+	// MovedUpdate marks the original done, naming its copy: it may expire,
+	// and a later commit under the record key may replace it.
+	MovedUpdate = "SET #status = :published, #expiration = :expiration, #movedTo = :asideKey REMOVE #dispatched"
+	// SetAsideInPlaceUpdate sets a copy (released, then refused again)
+	// aside where it is, under MovedCondition.
+	SetAsideInPlaceUpdate = "SET #status = :setAsideStatus, #reason = :reason, #setAsideAt = :nowMs"
+	// SetAsideRefusedInPlaceUpdate does it for a message its target
+	// refused: it was not delivered, so its dispatch is forgotten.
+	SetAsideRefusedInPlaceUpdate = SetAsideInPlaceUpdate + " REMOVE #dispatched"
+
+	// ReleaseCondition admits an operator's release or discard of a
+	// set-aside item: it is still set aside, as the operator read it.
+	ReleaseCondition = "#status = :setAsideStatus AND #setAsideAt = :setAsideAt"
+	// ReleaseUpdate gives it back to the relay, keeping the first dispatch
+	// (its window still holds).
+	ReleaseUpdate = "SET #status = :pending REMOVE #reason, #setAsideAt"
+	// ReleaseResendUpdate gives it back forgetting the first dispatch: the
+	// operator accepts that a target whose window has passed may deliver
+	// the message twice.
+	ReleaseResendUpdate = "SET #status = :pending REMOVE #reason, #setAsideAt, #dispatched"
+	// DiscardUpdate gives it up: published without being sent, it expires.
+	DiscardUpdate = "SET #status = :published, #expiration = :expiration"
 )
 
 // Item is a decoded outbox item.
@@ -99,6 +168,15 @@ type Item struct {
 	Messages     []outbox.Message
 	CommittedAt  time.Time
 	DispatchedAt time.Time // zero when absent
+	// Record, Reason and SetAsideAt: of a set-aside copy ("" and zero
+	// otherwise); SetAside: of an original, its copy's key.
+	Record, Reason, SetAside string
+	SetAsideAt               time.Time
+}
+
+// EncodeMessages renders messages as the item's messages list.
+func EncodeMessages(messages []outbox.Message) types.AttributeValue {
+	return Encode("", messages, time.Time{})[MessagesAttr]
 }
 
 // Encode renders the outbox item of a commit of key at now.
@@ -152,7 +230,7 @@ func Decode(item map[string]types.AttributeValue) (Item, error) {
 	if it.Key, ok = str(item[KeyAttr]); !ok {
 		return bad("no %s", KeyAttr)
 	}
-	if it.Status, ok = str(item[StatusAttr]); !ok || it.Status != Pending && it.Status != Published {
+	if it.Status, ok = str(item[StatusAttr]); !ok || it.Status != Pending && it.Status != Published && it.Status != SetAside {
 		return bad("status %q", it.Status)
 	}
 	n, ok := number(item[PublishedAttr])
@@ -167,6 +245,12 @@ func Decode(item map[string]types.AttributeValue) (Item, error) {
 	it.CommittedAt = time.UnixMilli(ms)
 	if ms, ok := number(item[DispatchedAtAttr]); ok {
 		it.DispatchedAt = time.UnixMilli(ms)
+	}
+	it.Record, _ = str(item[RecordAttr])
+	it.Reason, _ = str(item[ReasonAttr])
+	it.SetAside, _ = str(item[SetAsideAttr])
+	if ms, ok := number(item[SetAsideAtAttr]); ok {
+		it.SetAsideAt = time.UnixMilli(ms)
 	}
 	list, ok := item[MessagesAttr].(*types.AttributeValueMemberL)
 	if !ok {

@@ -24,6 +24,7 @@
 //	FailOpen            Count         answered without idempotency: the store was unavailable
 //	StoreErrors         Count         a store call failed
 //	CommitLatency       Milliseconds  one commit call, from the start of the write to its answer
+//	OutboxSetAside      Count         the outbox relay set aside a message it cannot publish (Operation: the message's kind; WriteSetAside)
 //
 // The operation name is the only per-request value in a line. Record
 // keys, idempotency keys, payloads and error messages never are: a

@@ -28,6 +28,7 @@ const (
 	FailOpen          = "FailOpen"
 	StoreErrors       = "StoreErrors"
 	CommitLatency     = "CommitLatency"
+	OutboxSetAside    = "OutboxSetAside"
 )
 
 // The dimension names.
@@ -142,6 +143,15 @@ func (m *Metrics) Hooks() lambdaidem.Hooks {
 // record keys), so give it a name of the scan's own ("" is "unnamed").
 func (m *Metrics) WriteUnknownAge(operation string, age time.Duration) {
 	m.write(lambdaidem.Event{Operation: operation}, metric{UnknownAge, "Seconds", max(age, 0).Seconds()})
+}
+
+// WriteSetAside writes one OutboxSetAside count: the outbox relay
+// (dynamostore/relay, Options.Metrics) set aside a message that cannot be
+// published, of the given kind (the Operation dimension's value: "sqs",
+// "sns-fifo", ...), so that lambdaidemcdk's set-aside alarm, on its Sum by
+// the Service dimension, fires.
+func (m *Metrics) WriteSetAside(kind string) {
+	m.count(lambdaidem.Event{Operation: kind}, OutboxSetAside)
 }
 
 type metric struct {

@@ -27,6 +27,11 @@ var (
 	// longer remembers its id. The relay refuses; the message stays
 	// unpublished for an operator (see [Window]).
 	ErrWindowPassed = errors.New("outbox: the target's deduplication window has passed since the first dispatch")
+	// ErrUnpublishable: the target refuses the message, and would refuse
+	// it every time (invalid content, a target that does not exist, no
+	// permission). A Publisher wraps it in such an error; the relay then
+	// sets the message aside instead of retrying it (see dynamostore/relay).
+	ErrUnpublishable = errors.New("outbox: the target refuses the message every time")
 )
 
 // IDAttribute is the name under which a message that its target does not

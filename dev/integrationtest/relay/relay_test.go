@@ -416,10 +416,11 @@ func TestTwoRelaysAtOnce(t *testing.T) {
 
 // TestWindowRefusesRedispatch: a FIFO message whose first publish lost its
 // answer is sent again while the queue still remembers its id, and never
-// once five minutes have passed since that first dispatch (the manual
-// clock at the window's edge): the relay refuses with ErrWindowPassed,
-// the record reaches the on-failure destination, and the item stays
-// unpublished, with no expiration, for an operator.
+// once the resend could land after five minutes from that first dispatch
+// (the manual clock at the window's edge less the relay's margin): the
+// relay refuses with ErrWindowPassed and sets the item aside (the stream
+// record succeeds; the copy stays unpublished, with no expiration, for an
+// operator; the original no longer blocks the record key).
 func TestWindowRefusesRedispatch(t *testing.T) {
 	// The relay's defaults: 5 s of clock skew and a 30 s publish bound.
 	const margin = 35 * time.Second
@@ -466,14 +467,21 @@ func TestWindowRefusesRedispatch(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, outbox.ErrWindowPassed) || !strings.Contains(err.Error(), "deduplicates for 5m0s") || !strings.Contains(err.Error(), "may take 35s") {
-				t.Fatalf("at the edge: Publish = %v; want ErrWindowPassed saying why", err)
+			if !errors.Is(err, outbox.ErrWindowPassed) || !errors.Is(err, relay.ErrSetAside) ||
+				!strings.Contains(err.Error(), "deduplicates for 5m0s") || !strings.Contains(err.Error(), "may take 35s") {
+				t.Fatalf("at the edge: Publish = %v; want ErrWindowPassed and ErrSetAside saying why", err)
 			}
-			if fifoSends != 1 || status != "PENDING" || published != 1 || exp != "" {
-				t.Errorf("at the edge: %d sends, %s, %d published, expiration %q; want 1, PENDING, 1, none", fifoSends, status, published, exp)
+			// Set aside: the original is done (it no longer blocks the key),
+			// the copy holds the message unpublished, with no expiration.
+			if fifoSends != 1 || status != "PUBLISHED" || published != 1 || exp == "" {
+				t.Errorf("at the edge: %d sends, %s, %d published, expiration %q; want 1, PUBLISHED (moved), 1, a TTL", fifoSends, status, published, exp)
 			}
-			if failed := e.handle(t, e.relay, insert); len(failed) != 1 {
-				t.Errorf("the refused record is not reported (%v): it would not reach the on-failure destination", failed)
+			aside := str(e.item(t, k), "set_aside")
+			if status, published, exp := e.state(t, aside); status != "SET_ASIDE" || published != 1 || exp != "" {
+				t.Errorf("the copy %q: %s, %d published, expiration %q; want SET_ASIDE, 1, none", aside, status, published, exp)
+			}
+			if failed := e.handle(t, e.relay, insert); len(failed) != 0 {
+				t.Errorf("the set-aside record is reported (%v): it would hold the shard", failed)
 			}
 		})
 	}
