@@ -117,6 +117,7 @@ Commands:
   list     list records, filtered by status, stuck, age; --emf: the oldest UNKNOWN record's age as a metric
   resolve  settle an UNKNOWN record as done (with its outcome) or not done (released)
   forget   delete a record, after confirmation
+  outbox   list, show, release or discard outbox items the relay set aside (lambdaidem outbox help)
 
 Run 'lambdaidem <command> -h' for a command's flags.
 Exit status: 0 ok, 1 failure, 2 usage, 3 no such table, 4 malformed key,
@@ -132,7 +133,7 @@ func run(ctx context.Context, args []string, s streams, e env) int {
 		return exitUsage
 	}
 	commands := map[string]func(context.Context, []string, streams, env) error{
-		"key": keyCmd, "show": showCmd, "list": listCmd, "resolve": resolveCmd, "forget": forgetCmd,
+		"key": keyCmd, "show": showCmd, "list": listCmd, "resolve": resolveCmd, "forget": forgetCmd, "outbox": outboxCmd,
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -163,9 +164,9 @@ func exitCode(err error) int {
 		return exitNoTable
 	case errors.Is(err, dynamostore.ErrMalformedKey):
 		return exitMalformedKey
-	case errors.Is(err, dynamostore.ErrRecordNotFound):
+	case errors.Is(err, dynamostore.ErrRecordNotFound), errors.Is(err, errNoAside):
 		return exitNoRecord
-	case errors.Is(err, dynamostore.ErrRecordChanged):
+	case errors.Is(err, dynamostore.ErrRecordChanged), errors.Is(err, errAsideChanged):
 		return exitChanged
 	case errors.Is(err, dynamostore.ErrNotSettleable):
 		return exitNotSettle
