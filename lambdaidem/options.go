@@ -153,9 +153,12 @@ type Options struct {
 	// an owner that renews records, at claim and at every renewal, that it
 	// may run until MaxRunTime after its last renewal (before any, its
 	// lease end), plus LeaseMargin for clock skew ([OwnerHold]), and until
-	// then its record is neither taken over,
-	// reconciled, settled, forgotten nor expired (see [Judge]); a duplicate
-	// gets [ErrInProgress] or [ErrOutcomeUnknown]. Records written by
+	// then its record (INPROGRESS, or UNKNOWN with a renewal on record) is
+	// neither taken over, reconciled, settled, forgotten nor expired (see
+	// [Judge]); a duplicate gets [ErrInProgress] or [ErrOutcomeUnknown]. An
+	// UNKNOWN record whose owner never renewed (standard Lambda, or an
+	// attempt that failed before its first renewal) is reconciled at once:
+	// MaxRunTime does not delay it ([OwnerMayRun]). Records written by
 	// versions that recorded no such time are judged with this Guard's
 	// MaxRunTime, as if their owner renewed. Use one MaxRunTime for every
 	// function that shares a table. Default 30m.

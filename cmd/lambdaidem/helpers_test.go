@@ -103,7 +103,15 @@ var errProviderTimeout = errors.New("payment provider timed out")
 // timed out would, and returns its record key.
 func (w *world) unknown(t *testing.T, key string) string {
 	t.Helper()
-	_, err := lambdaidem.Do(context.Background(), w.guard, payCall(key), func(ctx context.Context) (string, error) {
+	leaveUnknown(t, w.guard, payCall(key))
+	return recordKey(key)
+}
+
+// leaveUnknown runs call with g as a charge whose provider timed out after
+// the external effect began: its record is left UNKNOWN.
+func leaveUnknown(t *testing.T, g *lambdaidem.Guard, call lambdaidem.Call[string]) {
+	t.Helper()
+	_, err := lambdaidem.Do(context.Background(), g, call, func(ctx context.Context) (string, error) {
 		a, _ := lambdaidem.AttemptFrom(ctx)
 		if err := a.BeginExternal(ctx); err != nil {
 			return "", err
@@ -113,7 +121,6 @@ func (w *world) unknown(t *testing.T, key string) string {
 	if !errors.Is(err, errProviderTimeout) {
 		t.Fatalf("Do = %v", err)
 	}
-	return recordKey(key)
 }
 
 // completed runs key's operation to completion and returns its record key.

@@ -181,10 +181,20 @@ func (v view) print(w io.Writer) {
 	line("created", v.when(v.CreatedAt))
 	line("completed", v.when(v.CompletedAt))
 	line("lease until", v.when(v.LeaseUntil))
-	line("renewed", v.when(v.RenewedAt))
-	line("owner renews", yesNo(v.Renews))
-	line("held until", v.when(v.HeldUntil))
-	line("expires", v.when(&v.ExpiresAt))
+	if v.Status == string(lambdaidem.StatusCompleted) {
+		// The commit writes the record afresh: renewal concerns a running
+		// attempt, and a completed record keeps none of it.
+		line("renewal", "- (a completed record keeps no renewal: its attempt has ended)")
+	} else {
+		line("renewed", v.when(v.RenewedAt))
+		line("owner renews", yesNo(v.Renews))
+		line("held until", v.when(v.HeldUntil))
+	}
+	if v.ExpiresAt.IsZero() {
+		line("expires", "- (never: it is kept until it is settled)")
+	} else {
+		line("expires", v.when(&v.ExpiresAt))
+	}
 	ext := "no"
 	if v.External {
 		ext = "yes: an external effect began; ask the downstream API about the operation key"
