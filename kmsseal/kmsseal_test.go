@@ -496,17 +496,7 @@ func TestOutcomesSealedUnderKMS(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := memstore.New()
-	guard := func() *lambdaidem.Guard {
-		sealer, err := seal.New(keys)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.Sealer = sealer })
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
+	guard := func() *lambdaidem.Guard { return sealedGuard(t, store, keys) }
 	c := lambdaidem.Call[string]{Operation: "Refund", Key: "r-1", Fingerprint: "fp"}
 	runs := 0
 	fn := func(context.Context) (string, error) { runs++; return "refund sent to ada@example.com", nil }
@@ -641,4 +631,19 @@ func TestGenerateFollowsTheAliasWhenTheOldKeyIsDisabled(t *testing.T) {
 	if _, _, err := byARN.GenerateDataKey(ctx, nil); !errors.As(err, &kse) || !kse.Permanent {
 		t.Fatalf("a disabled key named by its ARN: %v; want a permanent refusal", err)
 	}
+}
+
+// sealedGuard returns a Guard over store whose outcomes a Sealer over keys
+// seals: a process of its own (its own data key cache).
+func sealedGuard(t *testing.T, store lambdaidem.Store, keys seal.KeyService) *lambdaidem.Guard {
+	t.Helper()
+	sealer, err := seal.New(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := lambdaidem.New(store, func(o *lambdaidem.Options) { o.Sealer = sealer })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
