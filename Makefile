@@ -34,15 +34,25 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay
+.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay
 
 all: test
 
 ## test: formatting, the library's dependency allow-list, vet and the race-enabled
 ## tests of every module (the lambdaidem command's included), the CDK tests, the
-## end-to-end suite under the Lambda RIE, every fuzz target for 2s, and the record
-## protocol model at its small bound (spin: apt-get install -y spin)
-test: fmt-check mod-check vet lint api-check fuzz-short model-small unit cdk-test e2e aws-verify-local
+## end-to-end suite under the Lambda RIE, every fuzz target for 2s, the record
+## protocol model at its small bound (spin: apt-get install -y spin), and every
+## DynamoDB-touching suite again in the second world (test-dynoxide)
+test: fmt-check mod-check vet lint api-check fuzz-short model-small unit cdk-test e2e aws-verify-local test-dynoxide
+
+## test-dynoxide: every DynamoDB-touching suite (the tests of each package whose tests link ddbtest, and
+## aws-verify's LOCAL mode) in the second world: Dynoxide behind ddbtest's proxy (LAMBDAIDEM_WORLD=dynoxide;
+## the binary from $DYNOXIDE, else dev/worlds after npm ci there, else PATH). Without a binary it says in one
+## line that the second world is skipped; CI requires it. test-embedded: the same suites in the first world.
+test-dynoxide:
+	@dev/worlds/test.sh dynoxide
+test-embedded:
+	@dev/worlds/test.sh embedded
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -214,7 +214,7 @@ func (p *Proxy) apply(dep Departures, op string, header http.Header, body []byte
 	if op == "TransactWriteItems" {
 		in, _ := object(body)
 		token = text(in["ClientRequestToken"])
-		if token != "" && !dep.TokenReplayCancelled {
+		if token != "" && p.honoursTokens(dep) {
 			if p.tokenSucceeded(token, tokenRequest(body)) {
 				return p.metered(dep, op, header, body) // an identical replay of a finished transaction
 			}

@@ -153,7 +153,7 @@ type txAction struct {
 // successful ClientRequestToken is charged as a transactional read of each
 // item.
 func (p *Proxy) meterTransact(dep Departures, header http.Header, body []byte, in map[string][]byte) (response, map[string]Capacity) {
-	replay := !dep.TokenReplayCancelled && p.tokenSucceeded(text(in["ClientRequestToken"]), tokenRequest(body))
+	replay := p.honoursTokens(dep) && p.tokenSucceeded(text(in["ClientRequestToken"]), tokenRequest(body))
 	var actions []txAction
 	for _, raw := range list(in["TransactItems"]) {
 		op, action := transactAction(raw)

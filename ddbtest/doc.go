@@ -75,6 +75,26 @@
 // the request it belongs to must not interleave with another write. A held
 // write waits outside the serialization, in flight on its items.
 //
+// # Two worlds
+//
+// The proxy fronts either of two backends, and tests run on either:
+// LAMBDAIDEM_WORLD=embedded (the default) is minidyn in process;
+// LAMBDAIDEM_WORLD=dynoxide is a fresh Dynoxide process per endpoint
+// (npm @dynoxide/linux-x64, an independent implementation over SQLite; the
+// binary is $DYNOXIDE, else dynoxide on PATH; [LaunchDynoxide]), reached
+// through [Forward]. [Start], [Open], [NewKit] and [OpenKit] read the
+// variable, so a user's handler tests run on Dynoxide with
+//
+//	LAMBDAIDEM_WORLD=dynoxide DYNOXIDE=/path/to/dynoxide go test ./...
+//
+// Faults, call counts, latency, transaction conflicts and the proxy's
+// token memory work alike in both worlds. Each correction is applied only
+// where the backend departs ([Backend].Departs; TestBackendDepartures
+// probes every one on both): minidyn needs all of them; Dynoxide needs the
+// transaction conflicts (it executes one request at a time) and the
+// capacity computation (it charges a GetItem with a projection for what it
+// returns, not for the whole item).
+//
 // # External endpoints
 //
 // When AWS_ENDPOINT_URL_DYNAMODB is set, [Start] uses that endpoint

@@ -173,7 +173,7 @@ func (p *Proxy) transact(dep Departures, header http.Header, body []byte) respon
 	}
 	resp := p.call("TransactWriteItems", header, body)
 	switch {
-	case resp.status == http.StatusOK && token != "" && !dep.TokenReplayCancelled:
+	case resp.status == http.StatusOK && token != "" && p.honoursTokens(dep):
 		p.mu.Lock()
 		p.tokens[token] = tokenUse{request: canon, at: p.now()}
 		p.mu.Unlock()

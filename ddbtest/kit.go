@@ -3,8 +3,6 @@ package ddbtest
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
@@ -53,24 +51,20 @@ func NewKit(tb testing.TB, optFns ...func(*dynamostore.Options)) *Kit {
 }
 
 // OpenKit is [NewKit] outside a test (an Example, a local server). The
-// idempotency table is "idempotency", on a fresh in-process endpoint, or on
-// $AWS_ENDPOINT_URL_DYNAMODB, where it must not exist yet. Close the Kit to
-// stop the endpoint.
+// idempotency table is "idempotency", on a fresh endpoint of the world
+// $LAMBDAIDEM_WORLD selects (see [Start]), or on $AWS_ENDPOINT_URL_DYNAMODB,
+// where it must not exist yet. Close the Kit to stop the endpoint.
 func OpenKit(ctx context.Context, optFns ...func(*dynamostore.Options)) (*Kit, error) {
-	ep := &Endpoint{URL: os.Getenv(EnvEndpoint)}
-	stop := func() {}
-	if ep.URL == "" {
-		p := NewProxy(NewEmulator())
-		srv := httptest.NewServer(p)
-		ep = &Endpoint{URL: srv.URL, Proxy: p}
-		stop = srv.Close
+	ep, err := Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ddbtest: kit: %w", err)
 	}
 	k, err := newKit(ctx, ep, "idempotency", optFns...)
 	if err != nil {
-		stop()
+		ep.Close()
 		return nil, err
 	}
-	k.close = stop
+	k.close = ep.Close
 	return k, nil
 }
 
@@ -113,7 +107,8 @@ func (k *Kit) CreateTable(ctx context.Context, name, keyAttr string) error {
 	return CreateTable(ctx, k.Client, name, func(o *dynamostore.Options) { o.KeyAttr = keyAttr })
 }
 
-// Close stops the in-process endpoint of a Kit from [OpenKit]. It does
+// Close stops the endpoint of a Kit from [OpenKit] (and its Dynoxide
+// process, if any). It does
 // nothing for one from [NewKit], whose test's end stops it.
 func (k *Kit) Close() { k.close() }
 

@@ -12,6 +12,9 @@ import (
 
 // ProxyOptions configure a [Proxy]. The zero value is valid.
 type ProxyOptions struct {
+	// Backend is what the proxy fronts: the proxy corrects only the
+	// departures Backend.Departs lists. Default: [Minidyn].
+	Backend Backend
 	// Departures lists the emulator departures from DynamoDB the proxy
 	// lets through. Default: none, the proxy behaves like DynamoDB.
 	Departures Departures
@@ -30,8 +33,9 @@ type ProxyOptions struct {
 // from DynamoDB (see the package documentation and [Departures]). Its
 // methods are safe for concurrent use, also while requests are served.
 type Proxy struct {
-	next http.Handler
-	now  func() time.Time
+	next    http.Handler
+	now     func() time.Time
+	backend Backend
 
 	serial sync.Mutex // held while a request is served
 
@@ -49,7 +53,9 @@ type Proxy struct {
 	conflicts  int                   // writes refused for a transaction conflict
 }
 
-// NewProxy returns a proxy in front of next, a DynamoDB emulator.
+// NewProxy returns a proxy in front of next, a DynamoDB emulator: by
+// default minidyn ([NewEmulator]); another one through [Forward], with
+// ProxyOptions.Backend saying which.
 func NewProxy(next http.Handler, optFns ...func(*ProxyOptions)) *Proxy {
 	var o ProxyOptions
 	for _, fn := range optFns {
@@ -58,9 +64,13 @@ func NewProxy(next http.Handler, optFns ...func(*ProxyOptions)) *Proxy {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Backend.Name == "" {
+		o.Backend = Minidyn()
+	}
 	return &Proxy{
 		next:       next,
 		now:        o.Now,
+		backend:    o.Backend,
 		departures: o.Departures,
 		latency:    o.Latency,
 		calls:      map[string]int{},
@@ -70,7 +80,12 @@ func NewProxy(next http.Handler, optFns ...func(*ProxyOptions)) *Proxy {
 	}
 }
 
+// Backend returns the backend the proxy fronts.
+func (p *Proxy) Backend() Backend { return p.backend }
+
 // SetDepartures changes which emulator departures the proxy lets through.
+// A departure its backend does not have is never corrected (see
+// [Backend]): letting it through changes nothing.
 func (p *Proxy) SetDepartures(d Departures) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -129,7 +144,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	p.calls[op]++
-	latency, dep := p.latency, p.departures
+	latency, dep := p.latency, p.backend.effective(p.departures)
 	p.mu.Unlock()
 	if latency > 0 {
 		t := time.NewTimer(latency)

@@ -101,7 +101,7 @@ func (p *plan) total() budget {
 func (p *plan) print(w io.Writer) {
 	t := p.total()
 	if p.Local {
-		fmt.Fprintf(w, "awsverify %s: LOCAL mode: every check against the in-process DynamoDB endpoint (ddbtest) and the Lambda Runtime Interface Emulator; nothing is created on AWS.\n", p.RunID)
+		fmt.Fprintf(w, "awsverify %s: LOCAL mode: every check against the DynamoDB test endpoint (ddbtest: %s) and the Lambda Runtime Interface Emulator; nothing is created on AWS.\n", p.RunID, localBackend())
 	} else {
 		fmt.Fprintf(w, "awsverify %s will create, in Region %s with credentials %s:\n", p.RunID, p.Region, p.Account)
 		if len(p.Endpoints) > 0 {

@@ -36,7 +36,7 @@ func newReport(p *plan) *report {
 		r.Mode = "NOT AWS: the endpoint of " + strings.Join(p.Endpoints, ", ") + " (-endpoint-ok)"
 	}
 	if p.Local {
-		r.Mode = "LOCAL: the in-process DynamoDB endpoint (ddbtest: minidyn behind the fidelity proxy) and the Lambda Runtime Interface Emulator; no AWS"
+		r.Mode = "LOCAL: the DynamoDB test endpoint (ddbtest: " + localBackend() + " behind the fidelity proxy) and the Lambda Runtime Interface Emulator; no AWS"
 		r.Region = "none (local)"
 	}
 	if p.CDKCLI != "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"sync"
 	"time"
@@ -146,23 +145,27 @@ func listTables(ctx context.Context, c *dynamodb.Client) ([]string, error) {
 	return names, nil
 }
 
-// localDeployer is the LOCAL mode's deployment: a fresh in-process
-// endpoint (minidyn behind ddbtest's fidelity proxy, served on loopback)
-// with the check tables. Destroy stops it.
+// localDeployer is the LOCAL mode's deployment: a fresh endpoint of the
+// world $LAMBDAIDEM_WORLD selects (minidyn, or a Dynoxide process, behind
+// ddbtest's fidelity proxy, served on loopback: ddbtest.Open) with the
+// check tables. Destroy stops it.
 type localDeployer struct {
 	DevDir string
 
-	mu     sync.Mutex
-	server *httptest.Server
-	proxy  *ddbtest.Proxy
+	mu       sync.Mutex
+	endpoint *ddbtest.Endpoint
+	proxy    *ddbtest.Proxy
 }
 
 func (d *localDeployer) Deploy(ctx context.Context, p *plan) (outputs, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.proxy = ddbtest.NewProxy(ddbtest.NewEmulator())
-	d.server = httptest.NewServer(d.proxy)
-	client := ddbtest.NewClient(d.server.URL)
+	ep, err := openLocal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.endpoint, d.proxy = ep, ep.Proxy
+	client := ddbtest.NewClient(ep.URL)
 	out := outputs{stackVerify: {}}
 	for _, role := range tableRoles {
 		name := role + "-" + p.RunID
@@ -177,21 +180,44 @@ func (d *localDeployer) Deploy(ctx context.Context, p *plan) (outputs, error) {
 func (d *localDeployer) Destroy(context.Context, *plan) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.server != nil {
-		d.server.Close()
-		d.server = nil
+	if d.endpoint != nil {
+		d.endpoint.Close()
+		d.endpoint = nil
 	}
 	return nil
+}
+
+// localBackend names what LOCAL mode's endpoint runs on: the world
+// $LAMBDAIDEM_WORLD selects.
+func localBackend() string {
+	if w, err := ddbtest.SelectedWorld(); err == nil && w == ddbtest.WorldDynoxide {
+		return "a Dynoxide process"
+	}
+	return "the in-process minidyn emulator"
+}
+
+// openLocal starts a local endpoint behind ddbtest's proxy, in the world
+// $LAMBDAIDEM_WORLD selects.
+func openLocal(ctx context.Context) (*ddbtest.Endpoint, error) {
+	ep, err := ddbtest.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ep.Proxy == nil {
+		ep.Close()
+		return nil, fmt.Errorf("the local endpoint needs ddbtest's proxy: unset %s", ddbtest.EnvEndpoint)
+	}
+	return ep, nil
 }
 
 // world is the LOCAL world over the deployed endpoint.
 func (d *localDeployer) world(_ context.Context, out outputs) (*world, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.server == nil {
+	if d.endpoint == nil {
 		return nil, fmt.Errorf("the local endpoint is not running")
 	}
-	url := d.server.URL
+	url := d.endpoint.URL
 	w := &world{Local: true, Tables: map[string]string{}, Outputs: out, DevDir: d.DevDir, Proxy: d.proxy,
 		Env: []string{ddbtest.EnvEndpoint + "=" + url, "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test"}}
 	for _, role := range tableRoles {
@@ -224,8 +250,9 @@ func localClient(url string, wrap func(http.RoundTripper) http.RoundTripper, opt
 	return dynamodb.New(base.Options(), optFns...)
 }
 
-// reference is a fresh in-process ddbtest endpoint with tables, the side
-// the target's answers are compared with.
+// reference is a fresh local ddbtest endpoint (in the world
+// $LAMBDAIDEM_WORLD selects) with tables, the side the target's answers are
+// compared with.
 type reference struct {
 	url    string
 	proxy  *ddbtest.Proxy
@@ -241,17 +268,19 @@ func (r *reference) client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 // withReference starts a reference endpoint with one idempotency-schema
 // table per name, runs fn, stops the endpoint and returns fn's result.
 func withReference(ctx context.Context, names []string, fn func(ctx context.Context, r *reference) error) (any, error) {
-	p := ddbtest.NewProxy(ddbtest.NewEmulator())
-	srv := httptest.NewServer(p)
-	defer srv.Close()
-	r := &reference{url: srv.URL, proxy: p, tables: map[string]string{}}
+	ep, err := openLocal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer ep.Close()
+	r := &reference{url: ep.URL, proxy: ep.Proxy, tables: map[string]string{}}
 	for _, name := range names {
 		if err := ddbtest.CreateTable(ctx, r.client(), "reference-"+name); err != nil {
 			return nil, err
 		}
 		r.tables[name] = "reference-" + name
 	}
-	err := fn(ctx, r)
+	err = fn(ctx, r)
 	return r.result, err
 }
 

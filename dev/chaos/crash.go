@@ -138,7 +138,7 @@ func PowertoolsCrashAfterBusinessWrite(ctx context.Context, ptDir, script string
 	invoke := func(key string, crash bool) (Receipt, error) {
 		cmd := exec.CommandContext(ctx, "node", script)
 		cmd.Env = append(os.Environ(),
-			"CHAOS_POWERTOOLS_DIR="+ptDir, "CHAOS_ENDPOINT="+b.server.URL,
+			"CHAOS_POWERTOOLS_DIR="+ptDir, "CHAOS_ENDPOINT="+b.endpoint.URL,
 			"CHAOS_IDEMPOTENCY_TABLE="+b.table, "CHAOS_BUSINESS_TABLE="+b.effects,
 			"CHAOS_KEY="+key, "CHAOS_TIMEOUT_MS="+strconv.Itoa(int(timeout.Milliseconds())))
 		if crash {

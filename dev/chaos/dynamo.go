@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,8 +26,9 @@ import (
 // DynamoOptions configure a [DynamoBackend]. The zero value is valid.
 type DynamoOptions struct {
 	// URL is a DynamoDB-compatible endpoint to run against. Default: a
-	// fresh in-process minidyn emulator behind ddbtest's proxy, served on
-	// loopback and closed by Close.
+	// fresh backend of the world $LAMBDAIDEM_WORLD selects (the in-process
+	// minidyn emulator, or a Dynoxide process) behind ddbtest's proxy,
+	// served on loopback and closed by Close (ddbtest.Open).
 	URL string
 	// Departures chooses which emulator departures from DynamoDB the proxy
 	// lets through (in-process endpoint only). Default: none.
@@ -53,7 +53,7 @@ type DynamoOptions struct {
 // call that succeeded.
 type DynamoBackend struct {
 	opts      DynamoOptions
-	server    *httptest.Server
+	endpoint  *ddbtest.Endpoint // nil: the caller's endpoint
 	proxy     *ddbtest.Proxy
 	client    *dynamodb.Client
 	transport *faultTransport
@@ -95,9 +95,11 @@ func NewDynamoBackend(ctx context.Context, optFns ...func(*DynamoOptions)) (*Dyn
 	}
 	url := b.opts.URL
 	if url == "" && b.opts.NewClient == nil {
-		b.proxy = ddbtest.NewProxy(ddbtest.NewEmulator(), func(o *ddbtest.ProxyOptions) { o.Departures = b.opts.Departures })
-		b.server = httptest.NewServer(b.proxy)
-		url = b.server.URL
+		ep, err := ddbtest.Open(ctx, func(o *ddbtest.ProxyOptions) { o.Departures = b.opts.Departures })
+		if err != nil {
+			return nil, fmt.Errorf("chaos: %w", err)
+		}
+		b.endpoint, b.proxy, url = ep, ep.Proxy, ep.URL
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 128, 128
@@ -138,10 +140,10 @@ func NewDynamoBackend(ctx context.Context, optFns ...func(*DynamoOptions)) (*Dyn
 	return b, nil
 }
 
-// Close stops the in-process endpoint, if any.
+// Close stops the endpoint NewDynamoBackend started, if any.
 func (b *DynamoBackend) Close() {
-	if b.server != nil {
-		b.server.Close()
+	if b.endpoint != nil {
+		b.endpoint.Close()
 	}
 }
 
@@ -154,10 +156,11 @@ func (b *DynamoBackend) Name() string {
 	if b.proxy == nil {
 		return "dynamostore (" + b.opts.URL + ")"
 	}
+	backend := b.proxy.Backend().Name
 	if b.opts.Departures != (ddbtest.Departures{}) {
-		return "dynamostore (minidyn, emulator departures)"
+		return "dynamostore (" + backend + ", emulator departures)"
 	}
-	return "dynamostore (minidyn behind the fidelity proxy)"
+	return "dynamostore (" + backend + " behind the fidelity proxy)"
 }
 
 func (b *DynamoBackend) Store() lambdaidem.Store { return b.store }

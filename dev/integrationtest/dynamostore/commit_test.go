@@ -253,6 +253,9 @@ func TestOldItemOrGetItem(t *testing.T) {
 				t.Fatalf("refused write = %+v, %v, %v; want A's in-progress record", cur, ok, err)
 			}
 			calls := p.Calls()
+			if c.oldItem == ddbtest.OldItemsLikeEmulator && p.Backend().Departs.OldItems == ddbtest.OldItemsLikeDynamoDB {
+				c.getItem = 0 // the backend's own answer carries the old item, as DynamoDB's does
+			}
 			if calls[c.write] != 1 || calls["GetItem"] != c.getItem || p.Total() != 1+c.getItem {
 				t.Fatalf("calls %v; want 1 %s and %d GetItem", calls, c.write, c.getItem)
 			}
