@@ -89,4 +89,3 @@ func ReadPowertoolsEnv(getenv func(string) string) (PowertoolsWindow, error) {
 	}
 	return w, nil
 }
-
