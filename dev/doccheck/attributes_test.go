@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -22,7 +23,10 @@ import (
 )
 
 // firstColumn is a table row's first cell: one or more `names`.
-var firstColumn = regexp.MustCompile("^\\| ([^|]+) \\|")
+var firstColumn = regexp.MustCompile(`^\| ([^|]+) \|`)
+
+// quoted is a `name` in backquotes.
+var quoted = regexp.MustCompile("`([^`]+)`")
 
 // tableNames returns the backquoted names in the first column of every
 // table row of text, per table (tables are separated by a line that is not
@@ -41,7 +45,7 @@ func tableNames(text string) [][]string {
 		if cur == nil {
 			cur = []string{}
 		}
-		for _, n := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(m[1], -1) {
+		for _, n := range quoted.FindAllStringSubmatch(m[1], -1) {
 			cur = append(cur, n[1])
 		}
 	}
@@ -75,30 +79,34 @@ func recordAttributes(t *testing.T) []string {
 // for a message with every field set).
 func outboxAttributes(t *testing.T, root string) (item, message []string) {
 	t.Helper()
-	pkgs, err := parser.ParseDir(token.NewFileSet(), filepath.Join(root, "internal", "outboxitem"), nil, parser.SkipObjectResolution)
+	dir := filepath.Join(root, "internal", "outboxitem")
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range pkgs {
-		for name, f := range pkg.Files {
-			if strings.HasSuffix(name, "_test.go") {
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
 				continue
 			}
-			for _, d := range f.Decls {
-				gd, ok := d.(*ast.GenDecl)
-				if !ok || gd.Tok != token.CONST {
-					continue
-				}
-				for _, spec := range gd.Specs {
-					vs := spec.(*ast.ValueSpec)
-					for i, n := range vs.Names {
-						if !strings.HasSuffix(n.Name, "Attr") || i >= len(vs.Values) {
-							continue
-						}
-						if lit, ok := vs.Values[i].(*ast.BasicLit); ok {
-							v, _ := strconv.Unquote(lit.Value)
-							item = append(item, v)
-						}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if !strings.HasSuffix(n.Name, "Attr") || i >= len(vs.Values) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok {
+						v, _ := strconv.Unquote(lit.Value)
+						item = append(item, v)
 					}
 				}
 			}
