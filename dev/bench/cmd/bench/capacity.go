@@ -99,6 +99,7 @@ func runCapacity(ctx context.Context, c config, ep *endpoint) (*capacityResults,
 		lambdaidemScenario(scOptimistic, client, lambdaidem.Optimistic, 0),
 		lambdaidemScenario(scCached, client, lambdaidem.ClaimFirst, 4096),
 		lambdaidemScenario(scUncompressed, client, lambdaidem.ClaimFirst, 0, func(o *lambdaidem.Options) { o.NoCompression = true }),
+		windowScenario(client),
 		&nodeScenario{peer: peer},
 	}
 	res := &capacityResults{requests: c.capRequests, contenders: c.contenders}

@@ -91,6 +91,7 @@ func runRoundTrips(ctx context.Context, c config, ep *endpoint) (*roundTrips, er
 		lambdaidemScenario(scClaimFirst, client, lambdaidem.ClaimFirst, 0),
 		lambdaidemScenario(scOptimistic, client, lambdaidem.Optimistic, 0),
 		lambdaidemScenario(scCached, client, lambdaidem.ClaimFirst, 4096),
+		windowScenario(client),
 		&nodeScenario{peer: peer},
 	}
 	baselines := map[string]baseliner{"go": goBaseline{client}, "node": nodeBaseline{peer}}

@@ -180,6 +180,18 @@ func bareScenario(client *dynamodb.Client) *goScenario {
 // TransactWriteItems with the record. Each shard has its own store (its
 // table) and Guard, built on first use.
 func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.Mode, cacheSize int, optFns ...func(*lambdaidem.Options)) *goScenario {
+	return guardScenario(label, client, nil, nil, append([]func(*lambdaidem.Options){func(o *lambdaidem.Options) {
+		o.Mode = mode
+		o.CacheSize = cacheSize
+	}}, optFns...)...)
+}
+
+// guardScenario is lambdaidemScenario with the store's options (storeFn,
+// nil for the defaults) and the wrapped handler wrapped once more (wrap,
+// nil for none) with its shard's store.
+func guardScenario(label string, client *dynamodb.Client, storeFn func(*dynamostore.Options),
+	wrap func(*dynamostore.Store, func(context.Context, payment) (receipt, error)) func(context.Context, payment) (receipt, error),
+	optFns ...func(*lambdaidem.Options)) *goScenario {
 	runs := &counter{}
 	var mu sync.Mutex
 	handlers := map[int]func(context.Context, payment) (receipt, error){}
@@ -203,14 +215,15 @@ func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.M
 		if h, ok := handlers[shard]; ok {
 			return h, nil
 		}
-		store, err := dynamostore.New(client, shardTable(lambdaidemTable, shard))
+		var storeFns []func(*dynamostore.Options)
+		if storeFn != nil {
+			storeFns = append(storeFns, storeFn)
+		}
+		store, err := dynamostore.New(client, shardTable(lambdaidemTable, shard), storeFns...)
 		if err != nil {
 			return nil, err
 		}
-		g, err := lambdaidem.New(store, append([]func(*lambdaidem.Options){func(o *lambdaidem.Options) {
-			o.Mode = mode
-			o.CacheSize = cacheSize
-		}}, optFns...)...)
+		g, err := lambdaidem.New(store, optFns...)
 		if err != nil {
 			return nil, err
 		}
@@ -219,6 +232,9 @@ func lambdaidemScenario(label string, client *dynamodb.Client, mode lambdaidem.M
 			return nil, err
 		}
 		h := w.Wrap(business)
+		if wrap != nil {
+			h = wrap(store, h)
+		}
 		handlers[shard] = h
 		return h, nil
 	}
