@@ -32,6 +32,8 @@ type action struct {
 	// effect is the action's index among the staged effects (for the
 	// outbox item, that of its first message).
 	effect int
+	// outbox marks the Put of the outbox item.
+	outbox bool
 }
 
 // describe validates one transaction item: exactly one action, with a table
@@ -41,25 +43,25 @@ func describe(item types.TransactWriteItem) (action, error) {
 	n := 0
 	if p := item.Put; p != nil {
 		n++
-		a = action{"Put", aws.ToString(p.TableName), p.Item, mapSize(p.Item) + mapSize(p.ExpressionAttributeValues), 0}
+		a = action{"Put", aws.ToString(p.TableName), p.Item, mapSize(p.Item) + mapSize(p.ExpressionAttributeValues), 0, false}
 		if len(p.Item) == 0 {
 			return a, fmt.Errorf("%w: Put has no item", ErrInvalidEffect)
 		}
 	}
 	if u := item.Update; u != nil {
 		n++
-		a = action{"Update", aws.ToString(u.TableName), u.Key, mapSize(u.Key) + mapSize(u.ExpressionAttributeValues), 0}
+		a = action{"Update", aws.ToString(u.TableName), u.Key, mapSize(u.Key) + mapSize(u.ExpressionAttributeValues), 0, false}
 		if aws.ToString(u.UpdateExpression) == "" {
 			return a, fmt.Errorf("%w: Update has no update expression", ErrInvalidEffect)
 		}
 	}
 	if d := item.Delete; d != nil {
 		n++
-		a = action{"Delete", aws.ToString(d.TableName), d.Key, mapSize(d.Key) + mapSize(d.ExpressionAttributeValues), 0}
+		a = action{"Delete", aws.ToString(d.TableName), d.Key, mapSize(d.Key) + mapSize(d.ExpressionAttributeValues), 0, false}
 	}
 	if c := item.ConditionCheck; c != nil {
 		n++
-		a = action{"ConditionCheck", aws.ToString(c.TableName), c.Key, mapSize(c.Key) + mapSize(c.ExpressionAttributeValues), 0}
+		a = action{"ConditionCheck", aws.ToString(c.TableName), c.Key, mapSize(c.Key) + mapSize(c.ExpressionAttributeValues), 0, false}
 		if aws.ToString(c.ConditionExpression) == "" {
 			return a, fmt.Errorf("%w: ConditionCheck has no condition expression", ErrInvalidEffect)
 		}
@@ -161,7 +163,7 @@ func (s *Store) outboxPut(key string, now time.Time, messages []outbox.Message) 
 		return types.TransactWriteItem{}, action{}, fmt.Errorf("%d outbox messages staged, but the store has no Options.OutboxTable", len(messages))
 	}
 	item := outboxitem.Encode(key, messages, now)
-	a := action{name: "Put", table: s.opts.OutboxTable, key: map[string]types.AttributeValue{outboxitem.KeyAttr: item[outboxitem.KeyAttr]}, size: mapSize(item)}
+	a := action{name: "Put", table: s.opts.OutboxTable, key: map[string]types.AttributeValue{outboxitem.KeyAttr: item[outboxitem.KeyAttr]}, size: mapSize(item), outbox: true}
 	if a.size > outboxitem.MaxItemSize {
 		return types.TransactWriteItem{}, a, fmt.Errorf("the %d outbox messages take about %d bytes in one item; DynamoDB allows %d", len(messages), a.size, outboxitem.MaxItemSize)
 	}

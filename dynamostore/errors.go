@@ -22,6 +22,13 @@ var (
 	// transaction with the record. At commit it also matches
 	// lambdaidem.ErrEffectRejected; nothing was sent.
 	ErrInvalidEffect = errors.New("dynamostore: invalid effect")
+	// ErrOutboxPending: a commit staged outbox messages, but an earlier
+	// operation under the same record key (one whose record expired) still
+	// has an unpublished outbox item: the relay is behind or stopped.
+	// Nothing was written; it matches lambdaidem.ErrInProgress (a retry
+	// later commits), never a business condition. A message the relay
+	// cannot publish is set aside and does not block the key.
+	ErrOutboxPending = errors.New("dynamostore: an earlier operation's outbox messages under this record key are not published yet")
 )
 
 // ConditionFailedError reports that the condition of a staged business

@@ -131,6 +131,12 @@ func (s *Store) cancelled(err error, actions []action) (conflict bool, _ error) 
 			return false, wrapErr("commit", err)
 		}
 		a := actions[i-1]
+		if code == "ConditionalCheckFailed" && a.outbox {
+			// Not the caller's business condition: an earlier operation
+			// under this record key still has messages the relay has not
+			// published (it is behind, or stopped). A retry later commits.
+			return false, fmt.Errorf("dynamostore: commit: %w: %w", lambdaidem.ErrInProgress, ErrOutboxPending)
+		}
 		if code == "ConditionalCheckFailed" {
 			return false, &ConditionFailedError{Index: a.effect, Action: a.name, Table: a.table, Key: a.key, Item: r.Item, Message: aws.ToString(r.Message)}
 		}

@@ -155,8 +155,8 @@ func (s *Store) Claim(ctx context.Context, c lambdaidem.Claim) (lambdaidem.Recor
 // values or outbox messages (outbox.Stage): the messages of one commit
 // become one outbox entry, which [Store.Relay] publishes. Like
 // dynamostore, a commit whose record key still has an unpublished entry
-// fails with a [*ConditionFailedError] on [OutboxTable], rather than lose
-// those messages.
+// fails with an error matching lambdaidem.ErrInProgress (a retry after
+// the relay caught up commits), rather than lose those messages.
 func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Record, bool, error) {
 	if err := s.begin("commit", c.Key); err != nil {
 		return lambdaidem.Record{}, false, err
@@ -172,7 +172,7 @@ func (s *Store) Commit(ctx context.Context, c lambdaidem.Commit) (lambdaidem.Rec
 		switch e := e.(type) {
 		case outbox.Message:
 			if len(messages) == 0 && s.outboxPending(c.Key) {
-				return lambdaidem.Record{}, false, &ConditionFailedError{Index: i, Table: OutboxTable, Key: c.Key}
+				return lambdaidem.Record{}, false, fmt.Errorf("memstore: commit: %w: an earlier operation's outbox entry under %s is not published yet", lambdaidem.ErrInProgress, c.Key)
 			}
 			messages = append(messages, e)
 		case Put:

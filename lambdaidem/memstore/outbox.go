@@ -8,8 +8,9 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 )
 
-// OutboxTable is the table name a [*ConditionFailedError] names when a
-// commit meets an unpublished outbox entry of its record key.
+// OutboxTable names the outbox in memstore's messages. A commit that meets
+// an unpublished outbox entry of its record key fails as in progress
+// (lambdaidem.ErrInProgress), no longer with a [*ConditionFailedError].
 const OutboxTable = "outbox"
 
 // entry is the outbox messages of one commit and how far the relay got.

@@ -619,8 +619,9 @@ func TestMemstoreRelayRefusesPastWindow(t *testing.T) {
 
 // TestUnpublishedNeverOverwritten: a commit under a record key whose
 // earlier messages are still unpublished (its record expired and the key
-// ran again before the relay caught up) fails with a condition error
-// rather than lose them.
+// ran again before the relay caught up) fails as in progress
+// (ErrInProgress: a retry later commits) rather than lose them, never as
+// the caller's business condition.
 func TestUnpublishedNeverOverwritten(t *testing.T) {
 	clk := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	s := memstore.New()
@@ -636,9 +637,8 @@ func TestUnpublishedNeverOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(2 * time.Hour) // past the retry horizon
-	var cf *memstore.ConditionFailedError
-	if err := run(); !errors.As(err, &cf) || cf.Table != memstore.OutboxTable {
-		t.Fatalf("second run over an unpublished entry = %v; want a condition failure on the outbox", err)
+	if err := run(); !errors.Is(err, lambdaidem.ErrInProgress) || errors.Is(err, lambdaidem.ErrConditionFailed) {
+		t.Fatalf("second run over an unpublished entry = %v; want ErrInProgress, not a business condition", err)
 	}
 	if _, err := s.Relay(context.Background(), clk.Now(), &recorder{}); err != nil {
 		t.Fatal(err)

@@ -526,9 +526,11 @@ func TestMalformedItemFails(t *testing.T) {
 
 // TestUnpublishedItemNeverOverwritten: when a record expired and its key
 // ran again before the relay published the first run's messages, the
-// second commit fails on the outbox item's condition (a
-// ConditionFailedError naming the outbox table) rather than overwrite
-// them; once they are published, the key commits new messages.
+// second commit fails on the outbox item's condition rather than overwrite
+// them, as "in progress" (ErrInProgress, dynamostore.ErrOutboxPending: a
+// retry later commits), never as the caller's business condition
+// (ErrConditionFailed: "the same request will fail the same way"); once
+// they are published, the key commits new messages.
 func TestUnpublishedItemNeverOverwritten(t *testing.T) {
 	e := newEnv(t)
 	g := e.guard(t)
@@ -543,9 +545,8 @@ func TestUnpublishedItemNeverOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(2 * time.Hour) // past the retry horizon: the record is absent
-	var cf *dynamostore.ConditionFailedError
-	if err := run(); !errors.As(err, &cf) || cf.Table != e.outbox {
-		t.Fatalf("second run over an unpublished item = %v; want a condition failure on the outbox table", err)
+	if err := run(); !errors.Is(err, lambdaidem.ErrInProgress) || !errors.Is(err, dynamostore.ErrOutboxPending) || errors.Is(err, lambdaidem.ErrConditionFailed) {
+		t.Fatalf("second run over an unpublished item = %v; want ErrInProgress and ErrOutboxPending, not a business condition", err)
 	}
 	if err := e.relay.Publish(context.Background(), recordKey("o-1")); err != nil {
 		t.Fatal(err)
