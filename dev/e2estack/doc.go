@@ -30,7 +30,11 @@
 //     real stream through it (DescribeStream, GetShardIterator,
 //     GetRecords) into a [Stream], so the poller delivers the
 //     implementation's own records (the relay and the DynamoDB Streams
-//     source tests in e2e/streamsapi_test.go).
+//     source tests in e2e/streamsapi_test.go); [StartKinesalite] runs
+//     kinesalite (npm, pinned in dev/emulators) and [TailKinesis] reads a
+//     data stream through the Kinesis API the same way (the Kinesis source
+//     test in e2e/kinesalite_test.go). Each emulator's departures from
+//     AWS's documentation that the suite meets are named by a test.
 //
 // The LocalStack target reads its endpoints from the CDK stack outputs: see
 // [Config] and [ReadOutputs].

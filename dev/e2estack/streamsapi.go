@@ -50,20 +50,18 @@ func EnableStream(ctx context.Context, client *dynamodb.Client, table string) (s
 	return *out.TableDescription.LatestStreamArn, nil
 }
 
-// StreamTail reads a real DynamoDB stream through the Streams API
-// (DescribeStream, GetShardIterator from TRIM_HORIZON, GetRecords with each
-// NextShardIterator) and appends every record, in the order its shard
-// gives it, to a [Stream], from which a [StreamPoller] delivers it with the
-// event source mapping's rules (batches, partial batch responses,
-// retries, bisection): the records are the implementation's own (their
-// event names, keys and images: a relay's marks come back as MODIFY
-// records, as on AWS); only the delivery is the harness's. The Stream's
-// ARN becomes the real stream's.
+// StreamTail reads a real stream through its service's API and appends
+// every record, in the order its shard gives it, to a [Stream], from which
+// a [StreamPoller] delivers it with the event source mapping's rules
+// (batches, partial batch responses, retries, bisection): the records are
+// the implementation's own; only the delivery is the harness's.
+// [TailStream] reads a DynamoDB stream, [TailKinesis] a Kinesis data
+// stream. Start it before the poller: it sets the Stream's ARN to the real
+// stream's.
 type StreamTail struct {
-	client *dynamodbstreams.Client
-	arn    string
-	into   *Stream
-	every  time.Duration
+	into  *Stream
+	every time.Duration
+	round func(ctx context.Context) error
 
 	mu      sync.Mutex
 	read    int
@@ -72,23 +70,33 @@ type StreamTail struct {
 	done    chan struct{}
 }
 
-// TailStream starts reading the stream arn into into, polling every
-// (default 20ms) for new records and shards. Stop it with Stop.
+// TailStream starts reading the DynamoDB stream arn through the DynamoDB
+// Streams API (DescribeStream, GetShardIterator from TRIM_HORIZON,
+// GetRecords along each NextShardIterator) into into, polling every
+// (default 20ms) for new records and shards. Each record keeps its event
+// name, keys and images (a relay's marks come back as MODIFY records, as
+// on AWS). Stop it with Stop.
 func TailStream(ctx context.Context, client *dynamodbstreams.Client, arn string, into *Stream, every time.Duration) *StreamTail {
+	t := &StreamTail{into: into}
+	iters := map[string]*string{} // shard id -> next iterator; nil once a closed shard is read
+	t.round = func(ctx context.Context) error { return t.dynamoRound(ctx, client, arn, iters) }
+	return t.start(ctx, arn, every)
+}
+
+func (t *StreamTail) start(ctx context.Context, arn string, every time.Duration) *StreamTail {
 	if every <= 0 {
 		every = 20 * time.Millisecond
 	}
-	into.mu.Lock()
-	into.ARN = arn
-	into.mu.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
-	t := &StreamTail{client: client, arn: arn, into: into, every: every, stop: cancel, done: make(chan struct{})}
+	t.every = every
+	t.into.ARN = arn
+	ctx, t.stop = context.WithCancel(ctx)
+	t.done = make(chan struct{})
 	go t.run(ctx)
 	return t
 }
 
-// Read returns how many records were read so far, and the last error a
-// Streams API call returned (nil when the last round succeeded).
+// Read returns how many records were read so far, and the last error an
+// API call returned (nil when the last round succeeded).
 func (t *StreamTail) Read() (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -118,9 +126,8 @@ func (t *StreamTail) Stop() {
 
 func (t *StreamTail) run(ctx context.Context) {
 	defer close(t.done)
-	iters := map[string]*string{} // shard id -> next iterator; nil once the shard is closed and read
 	for {
-		err := t.round(ctx, iters)
+		err := t.round(ctx)
 		t.mu.Lock()
 		t.lastErr = err
 		t.mu.Unlock()
@@ -132,13 +139,19 @@ func (t *StreamTail) run(ctx context.Context) {
 	}
 }
 
-// round lists the shards, opens an iterator on each new one, and reads
-// every open shard until it has nothing more.
-func (t *StreamTail) round(ctx context.Context, iters map[string]*string) error {
+func (t *StreamTail) count(n int) {
+	t.mu.Lock()
+	t.read += n
+	t.mu.Unlock()
+}
+
+// dynamoRound lists the shards, opens an iterator on each new one, and
+// reads every open shard until it has nothing more.
+func (t *StreamTail) dynamoRound(ctx context.Context, client *dynamodbstreams.Client, arn string, iters map[string]*string) error {
 	var shards []types.Shard
 	var start *string
 	for {
-		d, err := t.client.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(t.arn), ExclusiveStartShardId: start})
+		d, err := client.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn), ExclusiveStartShardId: start})
 		if err != nil {
 			return err
 		}
@@ -153,8 +166,8 @@ func (t *StreamTail) round(ctx context.Context, iters map[string]*string) error 
 		if _, ok := iters[id]; ok {
 			continue
 		}
-		it, err := t.client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
-			StreamArn: aws.String(t.arn), ShardId: sh.ShardId, ShardIteratorType: types.ShardIteratorTypeTrimHorizon,
+		it, err := client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+			StreamArn: aws.String(arn), ShardId: sh.ShardId, ShardIteratorType: types.ShardIteratorTypeTrimHorizon,
 		})
 		if err != nil {
 			return err
@@ -163,7 +176,7 @@ func (t *StreamTail) round(ctx context.Context, iters map[string]*string) error 
 	}
 	for id, it := range iters {
 		for it != nil {
-			out, err := t.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it})
+			out, err := client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it})
 			if err != nil {
 				return err
 			}
@@ -177,9 +190,7 @@ func (t *StreamTail) round(ctx context.Context, iters map[string]*string) error 
 			}
 			if len(changes) > 0 {
 				t.into.PutChanges(changes...)
-				t.mu.Lock()
-				t.read += len(changes)
-				t.mu.Unlock()
+				t.count(len(changes))
 			}
 			iters[id] = out.NextShardIterator
 			if len(out.Records) == 0 || out.NextShardIterator == nil {
