@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -582,7 +583,8 @@ func TestWindowEdges(t *testing.T) {
 
 // TestMemstoreRelayRefusesPastWindow: a FIFO message whose first dispatch
 // failed is sent again within five minutes, and never after: the relay
-// refuses, says why, and the message stays unpublished.
+// sets the entry aside saying why, the message stays unpublished, and the
+// entry no longer blocks its key.
 func TestMemstoreRelayRefusesPastWindow(t *testing.T) {
 	clk := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	s := memstore.New()
@@ -608,12 +610,56 @@ func TestMemstoreRelayRefusesPastWindow(t *testing.T) {
 	}
 	clk.Advance(time.Millisecond)
 	p.fail = nil
-	_, err := s.Relay(context.Background(), clk.Now(), p)
-	if !errors.Is(err, outbox.ErrWindowPassed) || !strings.Contains(err.Error(), "deduplicates for 5m0s") {
-		t.Fatalf("redispatch at the window's edge = %v; want ErrWindowPassed saying why", err)
+	if _, err := s.Relay(context.Background(), clk.Now(), p); err != nil {
+		t.Fatalf("redispatch at the window's edge = %v; want the entry set aside", err)
 	}
-	if len(p.sent) != 2 || s.Outbox()[0].Published != 0 {
-		t.Errorf("sent %d times, %d published; want 2 and 0", len(p.sent), s.Outbox()[0].Published)
+	e := s.Outbox()[0]
+	if len(p.sent) != 2 || e.Published != 0 || !strings.Contains(e.SetAside, "deduplicates for 5m0s") {
+		t.Errorf("sent %d times, %d published, set aside %q; want 2, 0, and ErrWindowPassed saying why", len(p.sent), e.Published, e.SetAside)
+	}
+	// A set-aside entry blocks nothing: the key, reused after expiry,
+	// commits, and the relay publishes the new entry.
+	clk.Advance(2 * time.Hour)
+	if _, err := lambdaidem.Do(context.Background(), guard(t, s, clk), call("k"), func(ctx context.Context) (string, error) {
+		_, err := outbox.Stage(ctx, outbox.Item{Target: "t", Body: "again"})
+		return "ok", err
+	}); err != nil {
+		t.Fatalf("a later commit under the key = %v", err)
+	}
+	if n, err := s.Relay(context.Background(), clk.Now(), p); n != 1 || err != nil {
+		t.Fatalf("Relay = %d, %v; want the new message published", n, err)
+	}
+	if got := s.Outbox(); len(got) != 2 || got[0].SetAside == "" {
+		t.Errorf("outbox %+v; want the set-aside entry kept beside the new one", got)
+	}
+}
+
+// TestMemstoreRelaySetsAsideWhatIsRefused: a message its target refuses
+// every time (outbox.ErrUnpublishable) sets its entry aside; the relay
+// goes on with the next entry.
+func TestMemstoreRelaySetsAsideWhatIsRefused(t *testing.T) {
+	s := memstore.New()
+	g := guard(t, s, nil)
+	for _, k := range []string{"a", "b"} {
+		if _, err := lambdaidem.Do(context.Background(), g, call(k), func(ctx context.Context) (string, error) {
+			_, err := outbox.Stage(ctx, outbox.Item{Target: k, Body: "b"})
+			return "ok", err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &recorder{fail: func(m outbox.Message, sent bool) error {
+		if m.Target == "a" && !sent {
+			return fmt.Errorf("no such target: %w", outbox.ErrUnpublishable)
+		}
+		return nil
+	}}
+	if n, err := s.Relay(context.Background(), time.Now(), p); n != 1 || err != nil {
+		t.Fatalf("Relay = %d, %v; want b published", n, err)
+	}
+	got := s.Outbox()
+	if !strings.Contains(got[0].SetAside, "no such target") || got[1].Published != 1 {
+		t.Errorf("outbox %+v; want a set aside, b published", got)
 	}
 }
 
