@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -262,4 +263,61 @@ func sattr(it map[string]types.AttributeValue, name string) string {
 		return v.Value
 	}
 	return ""
+}
+
+// The shadow follows the owner: a renewal moves its in_progress_expiration
+// with the hold; BeginExternal and an UNKNOWN outcome hold it in progress
+// without a lease (Powertools answers "in progress" until lambdaidem
+// resolves the record).
+func TestPowertoolsShadowFollowsTheOwner(t *testing.T) {
+	e := newEnv(t, windowOpts(time.Now().Add(time.Hour)))
+	g := e.guard(t, nil, func(o *lambdaidem.Options) {
+		o.Renew = lambdaidem.RenewAlways
+		o.LeaseMargin = 100 * time.Millisecond
+	})
+	ipe := func(id string) int64 {
+		n, _ := strconv.ParseInt(num(e.item(t, e.table, ptKey(t, id)), "in_progress_expiration"), 10, 64)
+		return n
+	}
+	ctx, cancel := context.WithTimeout(cutoverCtx(t, e.store, "r-1", 10), 1500*time.Millisecond)
+	defer cancel()
+	var first, later, hold int64
+	if _, err := lambdaidem.Do(ctx, g, call("r-1"), func(ctx context.Context) (string, error) {
+		first = ipe("r-1")
+		time.Sleep(1300 * time.Millisecond) // past 2/3 of the lease: renewed
+		later = ipe("r-1")
+		rec, err := e.store.Get(ctx, recordKey("r-1"), time.Now())
+		hold = rec.HoldUntil.UnixMilli()
+		return "ok", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The hold a renewal writes counts from the renewal (MaxRunTime after
+	// it), the claim's from the lease's end: it may move either way.
+	if first == 0 || later == first || later != hold {
+		t.Errorf("shadow lease %d at claim, %d after a renewal, record's hold %d; want the renewed hold", first, later, hold)
+	}
+
+	boom := errors.New("card declined, maybe")
+	_, err := lambdaidem.Do(cutoverCtx(t, e.store, "x-1", 10), g, call("x-1"), func(ctx context.Context) (string, error) {
+		a, _ := lambdaidem.AttemptFrom(ctx)
+		if err := a.BeginExternal(ctx); err != nil {
+			return "", err
+		}
+		held := e.item(t, e.table, ptKey(t, "x-1"))
+		if sattr(held, "status") != "INPROGRESS" || num(held, "in_progress_expiration") != "" || num(held, "expiration") != "4102444800" {
+			t.Errorf("shadow after BeginExternal: %v; want INPROGRESS, no lease, expiration 2100-01-01", held)
+		}
+		return "", boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Do = %v", err)
+	}
+	rec, err := e.store.Get(context.Background(), recordKey("x-1"), time.Now())
+	if err != nil || rec.Status != lambdaidem.StatusUnknown {
+		t.Fatalf("record = %+v, %v; want UNKNOWN", rec, err)
+	}
+	if held := e.item(t, e.table, ptKey(t, "x-1")); sattr(held, "status") != "INPROGRESS" || num(held, "in_progress_expiration") != "" {
+		t.Errorf("shadow of an UNKNOWN record: %v; want held in progress without a lease", held)
+	}
 }
