@@ -397,7 +397,7 @@ func attribute(name, value string, sqs bool) error {
 	case strings.IndexFunc(name, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
 	}) >= 0:
-		return fmt.Errorf("attribute name %q: only A-Z, a-z, 0-9, _, - and .", name)
+		return fmt.Errorf("attribute name %q: only A-Z, a-z, 0-9, the underscore, the hyphen and the period", name)
 	case strings.HasPrefix(strings.ToLower(name), "aws.") || strings.HasPrefix(strings.ToLower(name), "amazon."):
 		return fmt.Errorf("attribute name %q: the prefixes AWS. and Amazon. are reserved", name)
 	case strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, ".."):
