@@ -10,9 +10,10 @@ import (
 
 // keyCmd prints the record key of a client's idempotency key.
 func keyCmd(_ context.Context, args []string, s streams, _ env) error {
-	fs := newFlagSet("key", s, "--operation NAME [--namespace N] [--scope S | --principal P --route R | --anonymous --route R] CLIENT-KEY")
+	fs := newFlagSet("key", s, "--operation NAME [--namespace N] [--tenant T] [--scope S | --principal P --route R | --anonymous --route R] CLIENT-KEY")
 	namespace := fs.String("namespace", "lambdaidem", "the Guard's Options.Namespace")
 	operation := fs.String("operation", "", "the operation name (apigw.New's, sqsbatch.New's, Spec.Operation, Call.Operation) (required)")
+	tenant := fs.String("tenant", "", "the Lambda tenant the function was invoked with (tenant isolation mode; default none)")
 	scope := fs.String("scope", "", "the Call's Scope exactly (sqsbatch: what Options.Scope returned; default none)")
 	principal := fs.String("principal", "", `API Gateway: the caller's principal as lambdaidem/apigw names it: jwt:"<iss>"|<sub>, iam:<user ARN>, apikey:<API key id>, cognito:<identity id>, lambda:<principalId>`)
 	route := fs.String("route", "", `API Gateway: the method and route, as "POST /payments"`)
@@ -37,6 +38,6 @@ func keyCmd(_ context.Context, args []string, s streams, _ env) error {
 	if *route != "" {
 		sc = *principal + "\n" + *route // as lambdaidem/apigw scopes a request (an anonymous one: no principal)
 	}
-	fmt.Fprintln(s.out, lambdaidem.RecordKey(*namespace, sc, *operation, rest[0]))
+	fmt.Fprintln(s.out, lambdaidem.TenantRecordKey(*namespace, *tenant, sc, *operation, rest[0]))
 	return nil
 }

@@ -29,6 +29,7 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 	segments := fs.Int("segments", 4, "parallel scan segments")
 	limit := fs.Int("limit", 0, "stop after this many records (default: no limit)")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	tenant := fs.String("tenant", "", "only the records of this Lambda tenant (tenant isolation mode: the tenant id the function was invoked with)")
 	asEMF := fs.Bool("emf", false, "print, instead of the records, one CloudWatch embedded-metric-format line with UnknownAge: the age of the oldest UNKNOWN record (0 when there is none), for a scheduled job to alarm on; lists UNKNOWN records only")
 	emfNamespace := fs.String("emf-namespace", "lambdaidem", "with --emf: the metrics namespace (emf.Options.Namespace of the functions)")
 	emfService := fs.String("emf-service", "lambdaidem", "with --emf: the Service dimension (emf.Options.Service of a function that uses the table; the alarm watches it)")
@@ -74,7 +75,10 @@ func listCmd(ctx context.Context, args []string, s streams, e env) error {
 	}
 	now := e.now()
 	match := func(rec lambdaidem.Record) bool {
+		_, recTenant, _, _ := lambdaidem.SplitRecordKey(rec.Key)
 		switch {
+		case *tenant != "" && recTenant != *tenant:
+			return false
 		case !*all && !rec.Live(now):
 			return false
 		case len(want) > 0 && !want[rec.Status]:

@@ -2,9 +2,9 @@
 // in DynamoDB: an operator's tool for the records that need a person,
 // above all those left UNKNOWN after an uncertain external effect.
 //
-//	lambdaidem key     --operation CreatePayment [--namespace N] [--scope S | --principal P --route R] CLIENT-KEY
+//	lambdaidem key     --operation CreatePayment [--namespace N] [--tenant T] [--scope S | --principal P --route R] CLIENT-KEY
 //	lambdaidem show    [--reveal] [--json] RECORD-KEY
-//	lambdaidem list    [--status S,...] [--stuck] [--older-than D] [--all] [--segments N] [--limit N] [--json]
+//	lambdaidem list    [--status S,...] [--stuck] [--older-than D] [--all] [--tenant T] [--segments N] [--limit N] [--json]
 //	lambdaidem resolve (--done (--outcome JSON | --outcome-file F | --error-type T --error-message M) | --not-done) [--revision R] [--retain D] RECORD-KEY
 //	lambdaidem forget  [--yes] [--revision R] RECORD-KEY
 //

@@ -45,7 +45,10 @@ func showCmd(ctx context.Context, args []string, s streams, e env) error {
 
 // view is a record as an operator reads it, in text or JSON.
 type view struct {
-	Key          string     `json:"key"`
+	Key string `json:"key"`
+	// Tenant is the Lambda tenant the record belongs to (read from its
+	// key, lambdaidem.SplitRecordKey); empty for a function without tenants.
+	Tenant       string     `json:"tenant,omitempty"`
 	Status       string     `json:"status"`
 	State        string     `json:"state"`
 	Revision     string     `json:"revision"`
@@ -87,6 +90,7 @@ func newView(rec lambdaidem.Record, now time.Time, window time.Duration) view {
 		Attempts: rec.Attempts, ExpiresAt: rec.ExpiresAt.UTC(), Expired: !rec.Live(now), External: rec.External,
 		Fingerprint: rec.Fingerprint, OperationKey: lambdaidem.OperationKey(rec.Key), OutcomeBytes: len(rec.Outcome), now: now,
 	}
+	_, v.Tenant, _, _ = lambdaidem.SplitRecordKey(rec.Key)
 	v.CreatedAt, v.CompletedAt = opt(rec.CreatedAt), opt(rec.CompletedAt)
 	v.RenewedAt, v.Renews = opt(rec.RenewedAt), rec.Renews
 	if lambdaidem.OwnerMayRun(rec, now, window) {
@@ -175,6 +179,9 @@ func revision(rec lambdaidem.Record) string {
 func (v view) print(w io.Writer) {
 	line := func(name, value string) { fmt.Fprintf(w, "%-14s %s\n", name, value) }
 	line("record", v.Key)
+	if v.Tenant != "" {
+		line("tenant", v.Tenant)
+	}
 	line("status", v.Status+" ("+v.State+")")
 	line("revision", v.Revision)
 	line("attempts", fmt.Sprint(v.Attempts))
