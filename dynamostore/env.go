@@ -13,7 +13,10 @@ import (
 // the ones the CDK construct's Table.Bind sets on a function and
 // Table.Environment returns for other compute (module
 // github.com/lambdaidem/lambdaidem/cdk, package lambdaidemcdk, whose Env*
-// constants have the same names). [ReadEnv] reads them.
+// constants have the same names), and Outbox.GrantStage's outbox table.
+// [ReadEnv] reads them, and lambdaidem.TenantsEnv, which Table.Bind sets on
+// a function in tenant isolation mode. (The sealing variables, which
+// BindSealing sets, are kmsseal.ReadEnv's.)
 const (
 	// EnvTable holds the table's name (required).
 	EnvTable = "IDEMPOTENCY_TABLE"
@@ -28,6 +31,9 @@ const (
 	EnvSortKeyValue = "IDEMPOTENCY_SORT_KEY_VALUE"
 	// EnvExpirationAttr holds the TTL attribute (Options.ExpirationAttr).
 	EnvExpirationAttr = "IDEMPOTENCY_EXPIRATION_ATTR"
+	// EnvOutboxTable holds the outbox table's name (Options.OutboxTable),
+	// set by the construct's Outbox.GrantStage.
+	EnvOutboxTable = "OUTBOX_TABLE"
 )
 
 // DefaultEnvRetryHorizon is [Env.RetryHorizon] when EnvTTL is not set: the
@@ -49,6 +55,14 @@ type Env struct {
 	// KeyAttr, SortKeyAttr, SortKeyValue and ExpirationAttr are the store's
 	// options of the same names; "" keeps the store's default.
 	KeyAttr, SortKeyAttr, SortKeyValue, ExpirationAttr string
+	// OutboxTable is the outbox table's name (EnvOutboxTable), for the
+	// store's option of the same name; "" for none.
+	OutboxTable string
+	// Tenants says the function declares Lambda tenants
+	// (lambdaidem.TenantsEnv): every lambdaidem.Guard of the process reads
+	// the same variable through its Options.Getenv and refuses invocations
+	// without a tenant. ReadEnv reads it to refuse a bad value early.
+	Tenants bool
 }
 
 // ReadEnv reads the idempotency table's settings through getenv (os.Getenv
@@ -64,6 +78,7 @@ func ReadEnv(getenv func(string) string) (Env, error) {
 		SortKeyAttr:    getenv(EnvSortKeyAttr),
 		SortKeyValue:   getenv(EnvSortKeyValue),
 		ExpirationAttr: getenv(EnvExpirationAttr),
+		OutboxTable:    getenv(EnvOutboxTable),
 	}
 	var errs []error
 	if e.Table == "" {
@@ -71,7 +86,7 @@ func ReadEnv(getenv func(string) string) (Env, error) {
 	}
 	for _, v := range []struct{ name, value string }{
 		{EnvTable, e.Table}, {EnvKeyAttr, e.KeyAttr}, {EnvSortKeyAttr, e.SortKeyAttr},
-		{EnvSortKeyValue, e.SortKeyValue}, {EnvExpirationAttr, e.ExpirationAttr},
+		{EnvSortKeyValue, e.SortKeyValue}, {EnvExpirationAttr, e.ExpirationAttr}, {EnvOutboxTable, e.OutboxTable},
 	} {
 		if v.value != "" && strings.TrimSpace(v.value) != v.value {
 			errs = append(errs, fmt.Errorf("%s=%q has leading or trailing blanks", v.name, v.value))
@@ -92,6 +107,11 @@ func ReadEnv(getenv func(string) string) (Env, error) {
 			e.RetryHorizon = d
 		}
 	}
+	tenants, err := lambdaidem.TenantsDeclared(getenv)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	e.Tenants = tenants
 	if len(errs) > 0 {
 		return e, fmt.Errorf("%w: %w", ErrEnvironment, errors.Join(errs...))
 	}
@@ -110,6 +130,7 @@ func (e Env) StoreOptions(o *Options) {
 	set(&o.SortKeyAttr, e.SortKeyAttr)
 	set(&o.SortKeyValue, e.SortKeyValue)
 	set(&o.ExpirationAttr, e.ExpirationAttr)
+	set(&o.OutboxTable, e.OutboxTable)
 }
 
 // GuardOptions sets e's retry horizon on o (unless zero): an option for

@@ -41,6 +41,17 @@ func TestReadEnv(t *testing.T) {
 			want: dynamostore.Env{Table: "idem", RetryHorizon: 24 * time.Hour, SortKeyAttr: "sk", SortKeyValue: "idempotency"},
 		},
 		{
+			name: "what GrantStage and Bind of a function in tenant isolation mode add",
+			env: map[string]string{"IDEMPOTENCY_TABLE": "idem", "OUTBOX_TABLE": "outbox",
+				"IDEMPOTENCY_TENANTS": "required"},
+			want: dynamostore.Env{Table: "idem", RetryHorizon: 24 * time.Hour, OutboxTable: "outbox", Tenants: true},
+		},
+		{
+			name:    "a tenants declaration that is not one",
+			env:     map[string]string{"IDEMPOTENCY_TABLE": "idem", "IDEMPOTENCY_TENANTS": "true"},
+			wantErr: []string{`IDEMPOTENCY_TENANTS="true"`},
+		},
+		{
 			name:    "nothing set",
 			env:     map[string]string{},
 			wantErr: []string{"IDEMPOTENCY_TABLE is not set"},
@@ -104,6 +115,10 @@ func TestEnvOptionsKeepTheDefaults(t *testing.T) {
 	dynamostore.Env{Table: "idem"}.StoreOptions(&o)
 	if o != (dynamostore.Options{}) {
 		t.Fatalf("StoreOptions of an Env without attributes changed the options: %+v", o)
+	}
+	dynamostore.Env{Table: "idem", OutboxTable: "outbox"}.StoreOptions(&o)
+	if o.OutboxTable != "outbox" {
+		t.Fatalf("StoreOptions did not set the outbox table: %+v", o)
 	}
 	g := lambdaidem.Options{RetryHorizon: time.Hour}
 	dynamostore.Env{}.GuardOptions(&g)

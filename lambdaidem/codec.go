@@ -1,6 +1,10 @@
 package lambdaidem
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"strings"
+)
 
 // Codec encodes a handler's result for storage and decodes it for a
 // replay; see Options.Codec. Marshal gets the result; Unmarshal gets a
@@ -39,4 +43,21 @@ type FingerprintKeyer interface {
 	// and under any secret it names, or, for records written before
 	// fingerprints were keyed, the plain fingerprint itself.
 	SameFingerprint(ctx context.Context, key, stored, fingerprint string) (bool, error)
+}
+
+// The forms lambdaidem/seal stores, which a Guard without a Sealer must
+// recognize rather than take for a plain outcome or another request's
+// fingerprint: a sealed outcome starts with its magic, a keyed fingerprint
+// with its prefix (neither can start a plain outcome, which is JSON or
+// gzip, nor an unkeyed fingerprint, which is base64url). The seal package's
+// tests check that they agree.
+const (
+	sealedOutcomeMagic     = "LIS1"
+	keyedFingerprintPrefix = "lisf1."
+)
+
+// sealedRecord reports whether rec holds a sealed outcome or a keyed
+// fingerprint.
+func sealedRecord(rec Record) bool {
+	return strings.HasPrefix(rec.Fingerprint, keyedFingerprintPrefix) || bytes.HasPrefix(rec.Outcome, []byte(sealedOutcomeMagic))
 }

@@ -183,6 +183,9 @@ func (o *op[Out]) sameIntent(ctx context.Context, rec Record) error {
 	if rec.Fingerprint == o.fp {
 		return nil
 	}
+	if o.g.opts.Sealer == nil && sealedRecord(rec) {
+		return o.sealerMissing(ctx, rec)
+	}
 	if k, ok := o.g.opts.Sealer.(FingerprintKeyer); ok && rec.Fingerprint != "" && o.c.Fingerprint != "" {
 		fctx, cancel := o.finishContext(ctx)
 		same, err := k.SameFingerprint(fctx, o.key, rec.Fingerprint, o.c.Fingerprint)
@@ -700,6 +703,11 @@ func (o *op[Out]) replay(ctx context.Context, rec Record, from string) (Out, err
 	return out, err
 }
 
+// sealerMissing refuses a sealed record met by a Guard without a Sealer.
+func (o *op[Out]) sealerMissing(ctx context.Context, rec Record) error {
+	return o.unreadable(ctx, "stored record", fmt.Errorf("%w (record %s, %s)", ErrSealerMissing, o.key, rec.Status))
+}
+
 // unreadable logs why what a stored record holds (its "stored outcome" or
 // "stored fingerprint") could not be read, and returns err. A key the key
 // service refused is an Error line naming the key and the action to
@@ -712,6 +720,9 @@ func (o *op[Out]) unreadable(ctx context.Context, what string, err error) error 
 		keyID, action = kse.Key, kse.Action
 	}
 	switch {
+	case errors.Is(err, ErrSealerMissing):
+		o.log(ctx, slog.LevelError, what+" is sealed and this function has no Sealer: deploy it with the sealing the table's other functions use (lambdaidemcdk.BindSealing sets IDEMPOTENCY_SEAL_KEY; kmsseal.ReadEnv, Options.Sealer); the record stays as it is",
+			slog.Any("error", err))
 	case errors.Is(err, ErrKeyRefused):
 		o.log(ctx, slog.LevelError, what+" cannot be opened: the key service refused its key; the record stays as it is, and is read once the role may call the action on the key and the key is enabled (not pending deletion)",
 			slog.String("kms_key", keyID), slog.String("action", action), slog.Any("error", err))
@@ -802,6 +813,10 @@ const sealBackoff = 50 * time.Millisecond
 // with the outcome rather than with a key service timeout.
 func (o *op[Out]) decode(ctx context.Context, rec Record) (Out, error) {
 	data := rec.Outcome
+	if o.g.opts.Sealer == nil && sealedRecord(rec) {
+		var zero Out
+		return zero, ErrSealerMissing
+	}
 	if s := o.g.opts.Sealer; s != nil {
 		fctx, cancel := o.finishContext(ctx)
 		var err error

@@ -56,6 +56,14 @@ var (
 	// until the key is usable again; retrying will not help. The error
 	// wraps a [*KeyServiceError] naming the key and the action.
 	ErrKeyRefused = errors.New("lambdaidem: key service refused the key of a stored record")
+	// ErrSealerMissing: a stored record is sealed (its fingerprint keyed or
+	// its outcome sealed by lambdaidem/seal) and this Guard has no
+	// Options.Sealer: the function was deployed without the sealing the
+	// table's other functions use (the CDK construct's BindSealing, which
+	// sets IDEMPOTENCY_SEAL_KEY for kmsseal.ReadEnv). Nothing ran and the
+	// record stays as it is; retrying will not help until the function is
+	// deployed with the Sealer. Never reported as ErrKeyReused.
+	ErrSealerMissing = errors.New("lambdaidem: the stored record is sealed and this function has no Sealer: deploy it as the table's other functions are, with lambdaidemcdk.BindSealing (IDEMPOTENCY_SEAL_KEY, read by kmsseal.ReadEnv, set as Options.Sealer)")
 	// ErrNoTenant: the deployment declares tenants ([TenantsEnv]) and the
 	// invocation names none: it was refused, never run under a record
 	// shared by every tenant-less invocation.

@@ -326,7 +326,7 @@ func New(store Store, optFns ...func(*Options)) (*Guard, error) {
 		return nil, err
 	}
 	o.Renew = o.Renew.resolve(o.Getenv)
-	tenants, err := readTenants(o.Getenv)
+	tenants, err := TenantsDeclared(o.Getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -85,8 +85,10 @@ func TenantKeyPrefix(namespace, tenant string) string {
 	return namespace + "#" + base64.RawURLEncoding.EncodeToString([]byte(tenant)) + "#"
 }
 
-// readTenants reads TenantsEnv: whether the deployment declares tenants.
-func readTenants(getenv func(string) string) (bool, error) {
+// TenantsDeclared reads [TenantsEnv] through getenv: whether the deployment
+// declares tenants. Any value but [TenantsRequired] or none is an error. [New]
+// reads it so; dynamostore.ReadEnv too, to refuse a bad value early.
+func TenantsDeclared(getenv func(string) string) (bool, error) {
 	switch v := getenv(TenantsEnv); v {
 	case "":
 		return false, nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -34,6 +35,15 @@ const (
 	// EnvExpirationAttr names the variable holding the TTL attribute (the
 	// store's ExpirationAttr).
 	EnvExpirationAttr = "IDEMPOTENCY_EXPIRATION_ATTR"
+	// EnvTenants names the variable by which a function declares that it
+	// runs in Lambda's tenant isolation mode (lambdaidem.TenantsEnv):
+	// [Table.Bind] sets it to [TenantsRequired] on a function whose
+	// TenancyConfig is PER_TENANT, and the library then refuses an
+	// invocation that names no tenant instead of running it under a record
+	// every tenant-less invocation shares.
+	EnvTenants = "IDEMPOTENCY_TENANTS"
+	// TenantsRequired is [EnvTenants]'s value.
+	TenantsRequired = "required"
 )
 
 // bindingID is the id of the marker construct [Table.Bind] adds under a
@@ -156,6 +166,12 @@ func (t *Table) Environment(horizon time.Duration) (map[string]*string, error) {
 //     [*EnvironmentNotSetError] (errors.Is [ErrEnvironmentNotSet]) holding the
 //     variables to set where the function is defined and whether it granted.
 //
+// A function in Lambda's tenant isolation mode (awslambda.FunctionProps
+// TenancyConfig: awslambda.TenancyConfig_PER_TENANT()) is bound with
+// [EnvTenants] too: every record is then scoped by the invocation's tenant
+// and an invocation without one is refused. (An imported function's mode is
+// not known here: set [EnvTenants] where it is defined.)
+//
 // A variable the function already sets to another value is never overwritten:
 // Bind returns an error wrapping [ErrEnvironmentConflict] naming it, and a
 // later AddEnvironment that changes a bound variable fails synthesis, naming
@@ -198,6 +214,9 @@ func (t *Table) checkBind(fn awslambda.IFunction, horizon time.Duration) (boundF
 	if b.local == nil {
 		return b, env, nil
 	}
+	if perTenant(b.local) {
+		env[EnvTenants] = jsii.String(TenantsRequired)
+	}
 	if marker := b.local.Node().TryFindChild(jsii.String(bindingID)); marker != nil {
 		bound := "another table"
 		for _, c := range *marker.Node().Children() {
@@ -210,4 +229,15 @@ func (t *Table) checkBind(fn awslambda.IFunction, horizon time.Duration) (boundF
 		return b, nil, err
 	}
 	return b, env, nil
+}
+
+// perTenant reports whether fn runs in Lambda's tenant isolation mode: its
+// CloudFormation TenancyConfig is PER_TENANT.
+func perTenant(fn awslambda.Function) bool {
+	cfn, ok := fn.Node().DefaultChild().(awslambda.CfnFunction)
+	if !ok || cfn.TenancyConfig() == nil {
+		return false
+	}
+	tc, _ := plain(awscdk.Stack_Of(fn).Resolve(cfn.TenancyConfig())).(map[string]any)
+	return tc["tenantIsolationMode"] == "PER_TENANT"
 }

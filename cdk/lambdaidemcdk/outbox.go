@@ -206,8 +206,32 @@ func NewOutbox(scope constructs.Construct, id string, props OutboxProps) (*Outbo
 
 // GrantStage lets fn commit outbox messages: a Put on the outbox table
 // inside its commit's TransactWriteItems (dynamodb:PutItem on the table),
-// and sets OUTBOX_TABLE on it for dynamostore.Options.OutboxTable.
-func (o *Outbox) GrantStage(fn awslambda.Function) awsiam.Grant {
-	fn.AddEnvironment(jsii.String(OutboxTableEnv), o.Table.TableName(), nil)
-	return o.Table.Grant(fn, jsii.String("dynamodb:PutItem"))
+// and sets OUTBOX_TABLE on it for dynamostore.Options.OutboxTable (which
+// dynamostore.ReadEnv reads).
+//
+// fn may be any awslambda.IFunction, as for [Table.Bind]: for an alias or a
+// version of a function of this app the environment is set on that
+// function; an imported function's environment is not this app's, so
+// GrantStage grants (where the import names the role) and returns an
+// [*EnvironmentNotSetError] holding the variable to set where it is
+// defined. A function that already sets OUTBOX_TABLE to another value is
+// refused ([ErrEnvironmentConflict]), and a later change fails synthesis.
+func (o *Outbox) GrantStage(fn awslambda.IFunction) (awsiam.Grant, error) {
+	b, err := resolveFunction(fn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: GrantStage needs a function", err)
+	}
+	env := map[string]*string{OutboxTableEnv: o.Table.TableName()}
+	grant := func() awsiam.Grant { return o.Table.Grant(fn, jsii.String("dynamodb:PutItem")) }
+	if b.local == nil {
+		if fn.Role() == nil {
+			return nil, &EnvironmentNotSetError{Function: b.path, Environment: env}
+		}
+		return grant(), &EnvironmentNotSetError{Function: b.path, Environment: env, Granted: true}
+	}
+	if err := checkEnvironment(b.local, env); err != nil {
+		return nil, err
+	}
+	setEnvironment(b.local, env, "GrantStage of outbox "+*o.Table.Node().Path())
+	return grant(), nil
 }

@@ -39,7 +39,8 @@ func TestNewOutbox(t *testing.T) {
 	}}, jsii.Bool(true))
 	ob, err := lambdaidemcdk.NewOutbox(stack, "Outbox", lambdaidemcdk.OutboxProps{Relay: relayFn, Queues: []awssqs.IQueue{accepted}})
 	require.NoError(t, err)
-	ob.GrantStage(producer)
+	_, err = ob.GrantStage(producer)
+	require.NoError(t, err)
 	require.NotNil(t, ob.PoisonAlarm)
 
 	tm := cdktest.Synth(t, stack)

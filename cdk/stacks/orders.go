@@ -150,7 +150,9 @@ func addOutbox(stack awscdk.Stack, orders awslambda.Function, props OrdersProps)
 			"supports no resource-level permissions, so its resource is *; every other statement names its resource."),
 		AppliesTo: &[]any{"Resource::*"},
 	}}, jsii.Bool(true))
-	ob.GrantStage(orders)
+	if _, err := ob.GrantStage(orders); err != nil {
+		return err
+	}
 	orders.AddEnvironment(jsii.String("ORDER_ACCEPTED_QUEUE"), accepted.QueueUrl(), nil)
 	awscdk.NewCfnOutput(stack, jsii.String("AcceptedQueueUrl"), &awscdk.CfnOutputProps{
 		Value:       accepted.QueueUrl(),

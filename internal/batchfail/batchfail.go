@@ -98,6 +98,8 @@ func Classify(err error, w Words) (slog.Level, string) {
 		return slog.LevelError, "handler panicked; claim released"
 	case errors.As(err, &replayed):
 		return slog.LevelWarn, "terminal error replayed from an earlier " + w.Attempt + "; not run again"
+	case errors.Is(err, lambdaidem.ErrSealerMissing):
+		return slog.LevelError, "stored record is sealed and this function has no Sealer (deploy it with lambdaidemcdk.BindSealing: IDEMPOTENCY_SEAL_KEY); it fails every " + w.Attempt + " until then, and " + w.Dead
 	case errors.Is(err, lambdaidem.ErrNoTenant):
 		return slog.LevelError, "not run: the function declares tenants (" + lambdaidem.TenantsEnv + ") and the invocation names none; it fails every " + w.Attempt + " and " + w.Dead
 	case errors.Is(err, lambdaidem.ErrKeyReused):

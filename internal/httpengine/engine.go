@@ -354,6 +354,9 @@ func (e *Engine) fingerprint(ctx context.Context, r *Request) (string, error) {
 func (e *Engine) refusal(err error) *Problem {
 	var rec *lambdaidem.RecordError
 	switch {
+	case errors.Is(err, lambdaidem.ErrSealerMissing):
+		return problem(http.StatusInternalServerError, ProblemKeyRefused, "Stored outcome cannot be opened",
+			"this request's record is stored, encrypted, and this service is deployed without the key that opens it; it was not run again, and retrying will not help until the service is fixed")
 	case errors.Is(err, lambdaidem.ErrNoTenant):
 		return problem(http.StatusInternalServerError, ProblemUnidentifiedCaller, "Caller not identified",
 			"this function runs in tenant isolation mode and the invocation names no tenant to scope idempotency keys by; it was not processed")
