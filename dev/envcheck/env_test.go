@@ -1,7 +1,7 @@
 // Package envcheck checks that the configuration the CDK construct writes
 // cannot drift from what the library reads: every environment variable the
 // construct sets on a function is read by dynamostore.ReadEnv,
-// kmsseal.ReadEnv or lambdaidem.New.
+// dynamostore.ReadPowertoolsEnv, kmsseal.ReadEnv or lambdaidem.New.
 package envcheck
 
 import (
@@ -92,13 +92,14 @@ func TestTheLibraryReadsEveryVariableTheConstructSets(t *testing.T) {
 	}
 	r := &recorder{read: map[string]bool{}}
 	_, _ = dynamostore.ReadEnv(r.getenv)
+	_, _ = dynamostore.ReadPowertoolsEnv(r.getenv)
 	_, _ = kmsseal.ReadEnv(r.getenv)
 	if _, err := lambdaidem.New(memstore.New(), func(o *lambdaidem.Options) { o.Getenv = r.getenv }); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range slices.Sorted(maps.Keys(vars)) {
 		if !r.read[v] {
-			t.Errorf("lambdaidemcdk.%s = %q is set by the construct, but neither dynamostore.ReadEnv, kmsseal.ReadEnv nor lambdaidem.New reads it", vars[v], v)
+			t.Errorf("lambdaidemcdk.%s = %q is set by the construct, but neither dynamostore.ReadEnv, ReadPowertoolsEnv, kmsseal.ReadEnv nor lambdaidem.New reads it", vars[v], v)
 		}
 	}
 }
