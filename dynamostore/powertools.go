@@ -48,6 +48,25 @@ type PowertoolsWindow struct {
 	// ShadowAttr marks an item as lambdaidem's shadow (it holds the
 	// lambdaidem record key). Default "lambdaidem_shadow_of".
 	ShadowAttr string
+	// Response converts between what lambdaidem stores and what the old
+	// handler returned, where they differ: the HTTP front doors store their
+	// own response form (apigw.PowertoolsProxy converts it to and from the
+	// API Gateway proxy response a Powertools handler returns). Nil: the
+	// same JSON both ways, as for a handler wrapped with
+	// lambdaidem.NewWrapper or Do that returns what the old one returned.
+	Response PowertoolsResponse
+}
+
+// PowertoolsResponse converts a stored value (JSON) between lambdaidem's
+// form and the response the old Powertools handler returned. An error is
+// a response the other side cannot use: the old record is not replayed
+// (the request fails rather than answer something else), the shadow stays
+// in progress.
+type PowertoolsResponse interface {
+	// ToOld turns lambdaidem's stored value into the old handler's response.
+	ToOld(stored json.RawMessage) (json.RawMessage, error)
+	// FromOld turns the old handler's response into lambdaidem's stored value.
+	FromOld(old json.RawMessage) (json.RawMessage, error)
 }
 
 // enabled reports whether a window is configured.
@@ -329,6 +348,12 @@ func (s *Store) powertoolsOutcome(data types.AttributeValue) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if conv := s.opts.Powertools.Response; conv != nil {
+		var err error
+		if value, err = conv.FromOld(value); err != nil {
+			return nil, err
+		}
+	}
 	return lambdaidem.EncodeStoredOutcome(lambdaidem.StoredOutcome{Value: value})
 }
 
@@ -384,7 +409,13 @@ func (s *Store) shadowData(outcome []byte) (types.AttributeValue, bool) {
 	if err != nil || stored.Value == nil {
 		return nil, false
 	}
-	wire, err := s.opts.Powertools.Config.EncodeData(stored.Value)
+	value := stored.Value
+	if conv := s.opts.Powertools.Response; conv != nil {
+		if value, err = conv.ToOld(value); err != nil {
+			return nil, false
+		}
+	}
+	wire, err := s.opts.Powertools.Config.EncodeData(value)
 	if err != nil {
 		return nil, false
 	}

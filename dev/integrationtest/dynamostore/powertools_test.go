@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -16,6 +17,7 @@ import (
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/internal/testclock"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/apigw"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/powertools"
 )
 
@@ -319,5 +321,63 @@ func TestPowertoolsShadowFollowsTheOwner(t *testing.T) {
 	}
 	if held := e.item(t, e.table, ptKey(t, "x-1")); sattr(held, "status") != "INPROGRESS" || num(held, "in_progress_expiration") != "" {
 		t.Errorf("shadow of an UNKNOWN record: %v; want held in progress without a lease", held)
+	}
+}
+
+// An HTTP API behind apigw moving from a Powertools Python handler that
+// returned API Gateway proxy responses (event_key_jmespath
+// 'headers."idempotency-key"'): the old record's response is replayed as
+// the adapter would have stored it (status, body, Content-Type; never its
+// cookie), and the shadow holds the new answer as the proxy response the
+// old handler returns.
+func TestPowertoolsWindowBehindAPIGateway(t *testing.T) {
+	api := powertools.Config{Language: powertools.Python, FunctionName: "api", Handler: "app.handler"}
+	e := newEnv(t, func(o *dynamostore.Options) {
+		o.Powertools = dynamostore.PowertoolsWindow{Config: api, Until: time.Now().Add(time.Hour), Response: apigw.PowertoolsProxy{}}
+	})
+	g := e.guard(t, nil)
+	idem, err := apigw.New(g, "CreatePayment")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	handler := dynamostore.PowertoolsHandler(e.store, idem.WrapV2(func(ctx context.Context, r events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		runs++
+		return events.APIGatewayV2HTTPResponse{StatusCode: 201, Headers: map[string]string{"Content-Type": "application/json", "Set-Cookie": "s=2"}, Body: `{"id":"new"}`}, nil
+	}), func(r events.APIGatewayV2HTTPRequest) (any, error) { return r.Headers["idempotency-key"], nil }, nil)
+	req := func(key string) events.APIGatewayV2HTTPRequest {
+		return events.APIGatewayV2HTTPRequest{
+			RouteKey: "POST /payments", RawPath: "/payments",
+			Headers: map[string]string{"idempotency-key": key, "content-type": "application/json"},
+			Body:    `{"amount":1250}`,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{
+				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/payments"},
+			},
+		}
+	}
+	// The old version answered k-old: its record, as Powertools Python
+	// stores a proxy response.
+	oldKey, _ := api.Key("k-old")
+	data, _ := api.EncodeData(json.RawMessage(`{"statusCode": 200, "headers": {"Content-Type": "application/json", "Set-Cookie": "s=1"}, "body": "{\"id\":\"old\"}"}`))
+	var s struct{ S string }
+	_ = json.Unmarshal(data, &s)
+	e.putItem(t, item{
+		"id": &types.AttributeValueMemberS{Value: oldKey}, "status": &types.AttributeValueMemberS{Value: "COMPLETED"},
+		"expiration": &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(time.Hour).Unix())},
+		"data":       &types.AttributeValueMemberS{Value: s.S},
+	})
+	resp, err := handler(context.Background(), req("k-old"))
+	if err != nil || resp.StatusCode != 200 || resp.Body != `{"id":"old"}` || resp.Headers["Content-Type"] != "application/json" || resp.Headers["Set-Cookie"] != "" || runs != 0 {
+		t.Errorf("old record through apigw: %+v, %v, runs %d; want 200, the old body and Content-Type, no cookie, no run", resp, err, runs)
+	}
+	// The new version answers k-new: the shadow is the proxy response.
+	if resp, err := handler(context.Background(), req("k-new")); err != nil || resp.StatusCode != 201 || runs != 1 {
+		t.Fatalf("new request: %+v, %v", resp, err)
+	}
+	newKey, _ := api.Key("k-new")
+	shadow := e.item(t, e.table, map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: newKey}})
+	var proxy events.APIGatewayProxyResponse
+	if err := json.Unmarshal([]byte(sattr(shadow, "data")), &proxy); err != nil || proxy.StatusCode != 201 || proxy.Body != `{"id":"new"}` || proxy.Headers["Content-Type"] != "application/json" || proxy.Headers["Set-Cookie"] != "" {
+		t.Errorf("shadow data %q: %+v, %v; want the proxy response without the cookie", sattr(shadow, "data"), proxy, err)
 	}
 }
