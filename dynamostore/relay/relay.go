@@ -213,12 +213,15 @@ func (r *Relay) record(ctx context.Context, rec events.DynamoDBEventRecord) erro
 }
 
 // Publish publishes, in position order, the messages of the outbox item
-// under the record key that are not yet published, marking each after its
-// publish; an item that is published or absent is left alone. It is what
-// the handler runs for each record, and what an operator calls to publish
-// an item whose record reached the on-failure destination. An error
-// (the Publisher's, [outbox.ErrWindowPassed], [ErrMalformed], a DynamoDB
-// error) leaves the message unmarked.
+// under key (a record key, or a set-aside copy's key once released) that
+// are not yet published, marking each after its publish; an item that is
+// published, set aside or absent is left alone. It is what the handler
+// runs for each record, and what an operator calls to publish an item
+// whose record reached the on-failure destination. A message that cannot
+// be published sets the item aside: the error matches [ErrSetAside] and
+// its cause ([outbox.ErrUnpublishable] or [outbox.ErrWindowPassed]). Any
+// other error (the Publisher's, [ErrMalformed], a DynamoDB error) leaves
+// the message unmarked.
 func (r *Relay) Publish(ctx context.Context, key string) error {
 	it, ok, err := r.read(ctx, key)
 	for ok && err == nil && it.Status == outboxitem.Pending {
