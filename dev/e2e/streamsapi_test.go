@@ -27,10 +27,10 @@ import (
 
 // startDynoxide starts Dynoxide, the world with a DynamoDB Streams API (the
 // embedded endpoint has none), or skips t in one line without it.
-func startDynoxide(t *testing.T) *e2estack.Dynoxide {
+func startDynoxide(t *testing.T) *ddbtest.DynoxideServer {
 	t.Helper()
-	d, err := e2estack.StartDynoxide(t.Context(), nil)
-	if errors.Is(err, e2estack.ErrNoDynoxide) {
+	d, err := ddbtest.LaunchDynoxide(t.Context())
+	if errors.Is(err, ddbtest.ErrNoDynoxide) {
 		t.Skip(err)
 	}
 	if err != nil {

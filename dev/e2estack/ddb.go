@@ -13,10 +13,11 @@ import (
 	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
 
-// DynamoDB is the in-process DynamoDB-compatible endpoint: the minidyn
-// emulator behind ddbtest's fidelity proxy, behind a [rie.Hold],
-// served on a loopback port that function processes reach through
-// AWS_ENDPOINT_URL_DYNAMODB.
+// DynamoDB is the DynamoDB-compatible endpoint of the stack: the world
+// $LAMBDAIDEM_WORLD selects (ddbtest.Open: the in-process minidyn by
+// default, or a Dynoxide process) behind ddbtest's fidelity proxy, behind
+// a [rie.Hold], served on a loopback port that function processes reach
+// through AWS_ENDPOINT_URL_DYNAMODB.
 type DynamoDB struct {
 	// URL is the endpoint's base URL.
 	URL string
@@ -26,23 +27,39 @@ type DynamoDB struct {
 	Hold *rie.Hold
 	// Client is an SDK client for the endpoint, with explicit options.
 	Client *dynamodb.Client
+	// World is the world behind the proxy.
+	World ddbtest.World
 
 	srv *http.Server
+	ep  *ddbtest.Endpoint
 }
 
-// StartDynamoDB serves a fresh emulator on 127.0.0.1. Stop it with Close.
+// StartDynamoDB serves a fresh endpoint of the selected world on
+// 127.0.0.1. Stop it with Close. It refuses an external endpoint
+// ($AWS_ENDPOINT_URL_DYNAMODB in the test's environment): the suite's
+// faults and holds need the proxy.
 func StartDynamoDB(ctx context.Context) (*DynamoDB, error) {
+	ep, err := ddbtest.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("e2estack: DynamoDB: %w", err)
+	}
+	if ep.Proxy == nil {
+		ep.Close()
+		return nil, fmt.Errorf("e2estack: %s points at an external endpoint: the end-to-end suite needs ddbtest's proxy (select a world with %s instead)", ddbtest.EnvEndpoint, ddbtest.EnvWorld)
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		ep.Close()
 		return nil, fmt.Errorf("e2estack: listen for DynamoDB: %w", err)
 	}
-	p := ddbtest.NewProxy(ddbtest.NewEmulator())
-	h := rie.NewHold(p)
+	h := rie.NewHold(ep.Proxy)
 	d := &DynamoDB{
 		URL:   "http://" + l.Addr().String(),
-		Proxy: p,
+		Proxy: ep.Proxy,
 		Hold:  h,
+		World: ep.World,
 		srv:   &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second},
+		ep:    ep,
 	}
 	d.Client = ddbtest.NewClient(d.URL)
 	go func() { _ = d.srv.Serve(l) }()
@@ -56,4 +73,5 @@ func (d *DynamoDB) Close() {
 	defer cancel()
 	_ = d.srv.Shutdown(ctx)
 	_ = d.srv.Close()
+	d.ep.Close()
 }

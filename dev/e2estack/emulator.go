@@ -14,14 +14,6 @@ import (
 	"time"
 )
 
-// EnvDynoxide names the environment variable that points at the Dynoxide
-// binary (else `dynoxide` on $PATH).
-const EnvDynoxide = "DYNOXIDE"
-
-// ErrNoDynoxide is returned by [StartDynoxide] when no Dynoxide binary is
-// found.
-var ErrNoDynoxide = errors.New("e2estack: no Dynoxide binary ($" + EnvDynoxide + " or dynoxide on PATH): the DynamoDB Streams API tests need it")
-
 // Emulator is an emulator's process (in memory) on a loopback port.
 type Emulator struct {
 	// URL is its base URL.
@@ -29,24 +21,6 @@ type Emulator struct {
 
 	cmd  *exec.Cmd
 	done chan struct{}
-}
-
-// Dynoxide is a Dynoxide process: the DynamoDB world with a Streams API
-// (it serves DynamoDB and DynamoDB Streams at its URL).
-type Dynoxide = Emulator
-
-// StartDynoxide starts Dynoxide on a free loopback port and waits until
-// it listens. Stop it with Close.
-func StartDynoxide(ctx context.Context, log io.Writer) (*Dynoxide, error) {
-	bin := os.Getenv(EnvDynoxide)
-	if bin == "" {
-		p, err := exec.LookPath("dynoxide")
-		if err != nil {
-			return nil, ErrNoDynoxide
-		}
-		bin = p
-	}
-	return startEmulator(ctx, log, bin, func(port string) []string { return []string{"serve", "--host", "127.0.0.1", "--port", port} })
 }
 
 // EnvKinesalite names the environment variable that points at the

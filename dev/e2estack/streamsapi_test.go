@@ -13,11 +13,12 @@ import (
 	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
 
-// startDynoxide starts Dynoxide for t, or skips t in one line without it.
-func startDynoxide(t *testing.T) *Dynoxide {
+// startDynoxide starts Dynoxide, the world with a DynamoDB Streams API (the
+// embedded endpoint has none), or skips t in one line without it.
+func startDynoxide(t *testing.T) *ddbtest.DynoxideServer {
 	t.Helper()
-	d, err := StartDynoxide(t.Context(), nil)
-	if errors.Is(err, ErrNoDynoxide) {
+	d, err := ddbtest.LaunchDynoxide(t.Context())
+	if errors.Is(err, ddbtest.ErrNoDynoxide) {
 		t.Skip(err)
 	}
 	if err != nil {

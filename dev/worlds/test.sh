@@ -11,7 +11,7 @@
 # The Dynoxide binary: $DYNOXIDE, else dev/worlds/node_modules (npm ci there), else dynoxide on PATH.
 # Without one the second world is skipped in one line, except in CI (CI=true), which requires it.
 # WORLD_RACE=-race runs the tests under the race detector (make test's unit run already does, in the
-# embedded world). WORLD_SKIP_VERIFY=1 leaves out aws-verify's LOCAL mode.
+# embedded world). WORLD_SKIP_VERIFY=1 leaves out aws-verify's LOCAL mode, WORLD_SKIP_E2E=1 the end-to-end suite.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GO=${GO:-go}
@@ -57,6 +57,14 @@ for m in "${modules[@]}"; do
   # shellcheck disable=SC2086 # the package list and the flag split on purpose
   (cd "$m" && $GO test ${WORLD_RACE:-} -count=1 $pkgs)
 done
+# The end-to-end suite (build tag e2e: not in the package lists above): the examples under the Runtime
+# Interface Emulator against this world (e2estack opens its endpoint with ddbtest.Open).
+# WORLD_SKIP_E2E=1 leaves it out.
+if [ -z "${WORLD_SKIP_E2E:-}" ]; then
+  echo "go test -tags e2e ${WORLD_RACE:-} (dev/e2e, world $world)"
+  # shellcheck disable=SC2086 # the flag splits on purpose
+  (cd dev && $GO test -tags e2e ${WORLD_RACE:-} -count=1 -timeout 10m ./e2e/...)
+fi
 if [ -z "${WORLD_SKIP_VERIFY:-}" ]; then
   echo "aws-verify -local (world $world)"
   (cd dev && $GO run ./awsverify -local -out "../build/aws-verify-local-$world")
