@@ -3,7 +3,10 @@
 // ReportBatchItemFailures and an on-failure destination, as the CDK
 // construct lambdaidemcdk.NewOutbox builds it) that publishes the messages
 // each commit staged (the orders example's "order accepted" events) and
-// marks them published. See package dynamostore/relay.
+// marks them published. A message SQS refuses every time is set aside (see
+// lambdaidem outbox list) and counted as the EMF metric OutboxSetAside
+// under the Service "relay", which lambdaidemcdk's Outbox.AlarmOnSetAside
+// watches. See package dynamostore/relay.
 //
 // Configuration, from the environment:
 //
@@ -27,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore/relay"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/emf"
 	"github.com/lambdaidem/lambdaidem/outboxaws"
 )
 
@@ -62,9 +66,14 @@ func setup(ctx context.Context, getenv func(string) string, logger *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
+	metrics, err := emf.New(os.Stdout, func(o *emf.Options) { o.Service = "relay" })
+	if err != nil {
+		return nil, err
+	}
 	r, err := relay.New(dynamodb.NewFromConfig(awsCfg), table, p, func(o *relay.Options) {
 		o.Retention = retention
 		o.Logger = logger
+		o.Metrics = metrics
 	})
 	if err != nil {
 		return nil, err
