@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/lambdaidem/lambdaidem/ddbtest"
 	"github.com/lambdaidem/lambdaidem/dynamostore"
 	"github.com/lambdaidem/lambdaidem/internal/testclock"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
@@ -380,4 +381,63 @@ func TestPowertoolsWindowBehindAPIGateway(t *testing.T) {
 	if err := json.Unmarshal([]byte(sattr(shadow, "data")), &proxy); err != nil || proxy.StatusCode != 201 || proxy.Body != `{"id":"new"}` || proxy.Headers["Content-Type"] != "application/json" || proxy.Headers["Set-Cookie"] != "" {
 		t.Errorf("shadow data %q: %+v, %v; want the proxy response without the cookie", sattr(shadow, "data"), proxy, err)
 	}
+}
+
+// Faults at every step of a request inside the window: a lost answer, a
+// dropped connection, a 5xx or a throttle on the shadow's PutItem, and a
+// lost answer, a conflict or a throttle on the commit's transaction, are
+// retried to one run, one business write, and the shadow completed; a
+// shadow write that keeps failing fails the request with nothing left
+// behind (the claim given back, the shadow gone or never written).
+func TestPowertoolsWindowFaults(t *testing.T) {
+	cases := []ddbtest.Rule{
+		{Op: "PutItem", Fault: ddbtest.LostResponse, Times: 1},
+		{Op: "PutItem", Fault: ddbtest.LostConnection, Times: 1},
+		{Op: "PutItem", Fault: ddbtest.InternalServerError, Times: 1},
+		{Op: "PutItem", Fault: ddbtest.Throttling, Times: 1},
+		{Op: "TransactWriteItems", Fault: ddbtest.LostResponse, Times: 1},
+		{Op: "TransactWriteItems", Fault: ddbtest.TransactionConflict, Times: 1},
+		{Op: "TransactWriteItems", Fault: ddbtest.TransactionThrottled, Times: 1},
+	}
+	for i, rule := range cases {
+		t.Run(fmt.Sprintf("%s %s", rule.Op, rule.Fault), func(t *testing.T) {
+			e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+			p := e.proxy(t)
+			g := e.guard(t, newClock())
+			id := fmt.Sprintf("f-%d", i)
+			runs := 0
+			remove := p.Inject(rule)
+			defer remove()
+			got, err := lambdaidem.Do(cutoverCtx(t, e.store, id, 10), g, call(id), func(ctx context.Context) (string, error) {
+				runs++
+				return "new-" + id, lambdaidem.Stage(ctx, e.order(id))
+			})
+			if err != nil || got != "new-"+id || runs != 1 || !e.written(t, id) {
+				t.Fatalf("Do = %q, %v, runs %d; want one run and its write", got, err, runs)
+			}
+			if sh := e.item(t, e.table, ptKey(t, id)); sattr(sh, "status") != "COMPLETED" || sattr(sh, "data") != `"new-`+id+`"` {
+				t.Errorf("shadow %v; want COMPLETED with the answer", sh)
+			}
+		})
+	}
+	t.Run("shadow write keeps failing", func(t *testing.T) {
+		e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+		p := e.proxy(t)
+		g := e.guard(t, newClock())
+		remove := p.Inject(ddbtest.Rule{Op: "PutItem", Fault: ddbtest.ServiceUnavailable})
+		_, err := lambdaidem.Do(cutoverCtx(t, e.store, "f-x", 10), g, call("f-x"), func(ctx context.Context) (string, error) {
+			t.Error("the handler ran without the shadow")
+			return "", nil
+		})
+		remove()
+		if !errors.Is(err, lambdaidem.ErrStoreUnavailable) {
+			t.Errorf("Do = %v; want ErrStoreUnavailable", err)
+		}
+		if it := e.item(t, e.table, map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: recordKey("f-x")}}); it != nil {
+			t.Errorf("lambdaidem record left: %v", it)
+		}
+		if sh := e.item(t, e.table, ptKey(t, "f-x")); sh != nil {
+			t.Errorf("shadow left: %v", sh)
+		}
+	})
 }
