@@ -193,7 +193,7 @@ fuzz:
 	$(GO) test ./dynamostore -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzKeyAndFingerprint$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzRequestParsing$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/httpengine -run '^$$' -fuzz '^FuzzFingerprintMeansIntent$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lambdaidem/internal/httpengine -run '^$$' -fuzz '^FuzzFingerprintMeansIntent$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/apigw -run '^$$' -fuzz '^FuzzFingerprintBodyFields$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/httpidem -run '^$$' -fuzz '^FuzzRequestMapping$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/sqsbatch -run '^$$' -fuzz '^FuzzBatch$$' -fuzztime $(FUZZTIME)

@@ -1,10 +1,12 @@
 package apigw
 
 import (
+	"context"
 	"errors"
+	"net/http"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // Adapter makes API Gateway and Function URL handlers idempotent with the
@@ -57,6 +59,10 @@ import (
 // [Options.RequireKey] that carry no key, go straight to the handler.
 type Adapter struct {
 	engine *httpengine.Engine
+	// onReplay and conditionFailed are Options.OnReplay and
+	// Options.ConditionFailed, applied to what the engine returns.
+	onReplay        func(ctx context.Context, r *Request, h http.Header)
+	conditionFailed func(ctx context.Context, r *Request, err error) *Problem
 }
 
 // New returns an Adapter that guards operation (say "CreatePayment") with
@@ -71,7 +77,7 @@ func New(g *lambdaidem.Guard, operation string, optFns ...func(*Options)) (*Adap
 	if err != nil {
 		return nil, err
 	}
-	return &Adapter{engine: e}, nil
+	return &Adapter{engine: e, onReplay: o.OnReplay, conditionFailed: o.ConditionFailed}, nil
 }
 
 // errNilHandler is what a handler wrapped from nil returns.

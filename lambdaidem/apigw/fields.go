@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
 	"github.com/lambdaidem/lambdaidem/internal/jsonname"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // KeyFunc returns a request's idempotency key, whether the request carries

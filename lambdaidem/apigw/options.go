@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // Options configure an [Adapter]. The zero value of every field means its
@@ -165,12 +165,6 @@ func (o *Options) config() httpengine.Config {
 	}
 	if fp := o.Fingerprint; fp != nil {
 		c.Fingerprint = func(ctx context.Context, r *httpengine.Request) (any, error) { return fp(ctx, view(r)) }
-	}
-	if on := o.OnReplay; on != nil {
-		c.OnReplay = func(ctx context.Context, r *httpengine.Request, h http.Header) { on(ctx, view(r), h) }
-	}
-	if cf := o.ConditionFailed; cf != nil {
-		c.ConditionFailed = func(ctx context.Context, r *httpengine.Request, err error) *Problem { return cf(ctx, view(r), err) }
 	}
 	return c
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // PowertoolsProxy converts, for a Powertools cutover window

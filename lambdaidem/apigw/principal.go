@@ -1,6 +1,6 @@
 package apigw
 
-import "github.com/lambdaidem/lambdaidem/internal/httpengine"
+import "github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 
 // The kinds of authorizer an event can show, as [Request.Authorizer] names
 // them.

@@ -1,6 +1,6 @@
 package apigw
 
-import "github.com/lambdaidem/lambdaidem/internal/httpengine"
+import "github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 
 // The type URIs of the problems the adapter answers with. They are stable:
 // clients may branch on them. Each is documented in problems.md beside this

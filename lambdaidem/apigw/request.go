@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // Request is the adapter's view of an event, the same for REST (v1), HTTP

@@ -3,7 +3,7 @@ package apigw
 import (
 	"context"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // flavor converts between one event kind's response type and the engine's
@@ -44,6 +44,16 @@ func serve[Resp any](ctx context.Context, a *Adapter, r *httpengine.Request, ref
 	case httpengine.Failed:
 		var zero Resp
 		return zero, err
+	case httpengine.Replayed:
+		if a.onReplay != nil {
+			a.onReplay(ctx, view(r), out.Header)
+		}
+	case httpengine.ConditionFailed:
+		if a.conditionFailed != nil {
+			if p := a.conditionFailed(ctx, view(r), err); p != nil {
+				out = p.Response()
+			}
+		}
 	}
 	return f.fromResponse(out), nil
 }

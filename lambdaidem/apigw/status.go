@@ -1,6 +1,6 @@
 package apigw
 
-import "github.com/lambdaidem/lambdaidem/internal/httpengine"
+import "github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 
 // DecidedStatus is the default [Options.Decided] predicate. It follows
 // Stripe's rule: a response is saved once the operation has begun to

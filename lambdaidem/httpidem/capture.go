@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"unicode/utf8"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // The errors a keyed request's handler may get from its ResponseWriter.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // New returns a middleware that makes the handlers it wraps idempotent for
@@ -95,7 +95,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	var c *capture
-	out, outcome, _ := m.engine.Serve(ctx, req, key, func(ctx context.Context) (httpengine.Response, error) {
+	out, outcome, err := m.engine.Serve(ctx, req, key, func(ctx context.Context) (httpengine.Response, error) {
 		c = &capture{under: w, header: http.Header{}, limit: m.maxOutcome}
 		r2 := r.WithContext(ctx)
 		r2.Body = io.NopCloser(bytes.NewReader(body))
@@ -108,9 +108,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return c.response(), nil
 	})
-	if outcome == httpengine.Fresh {
+	switch outcome {
+	case httpengine.Fresh:
 		c.writeTo(w)
 		return
+	case httpengine.Replayed:
+		if on := m.opts.OnReplay; on != nil {
+			on(r, out.Header)
+		}
+	case httpengine.ConditionFailed:
+		if cf := m.opts.ConditionFailed; cf != nil {
+			if p := cf(r, err); p != nil {
+				out = p.Response()
+			}
+		}
 	}
 	writeResponse(w, out)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // Options configure the middleware [New] returns. The zero value of every
@@ -175,14 +175,6 @@ func (o *Options) config() httpengine.Config {
 	}
 	if scope := o.Scope; scope != nil {
 		c.Scope = func(_ context.Context, r *httpengine.Request) (string, error) { return scope(r.Source.(*http.Request)) }
-	}
-	if on := o.OnReplay; on != nil {
-		c.OnReplay = func(_ context.Context, r *httpengine.Request, h http.Header) { on(r.Source.(*http.Request), h) }
-	}
-	if cf := o.ConditionFailed; cf != nil {
-		c.ConditionFailed = func(_ context.Context, r *httpengine.Request, err error) *Problem {
-			return cf(r.Source.(*http.Request), err)
-		}
 	}
 	return c
 }

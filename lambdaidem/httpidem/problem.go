@@ -1,6 +1,6 @@
 package httpidem
 
-import "github.com/lambdaidem/lambdaidem/internal/httpengine"
+import "github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 
 // The type URIs of the problems the middleware answers with: the same as
 // apigw's (documented in lambdaidem/apigw/problems.md, which each URI

@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
-	"github.com/lambdaidem/lambdaidem/internal/httpengine"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/internal/httpengine"
 )
 
 // mapRequest fills in the engine's view of r, a keyed request with the

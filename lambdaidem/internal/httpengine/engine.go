@@ -46,11 +46,6 @@ type Config struct {
 	Fingerprint func(context.Context, *Request) (any, error)
 	// Decided reports whether a status is stored. Default DecidedStatus.
 	Decided func(status int) bool
-	// OnReplay may change a replay's headers.
-	OnReplay func(context.Context, *Request, http.Header)
-	// ConditionFailed maps a failed business condition to a problem; nil
-	// or a nil result for the default.
-	ConditionFailed func(context.Context, *Request, error) *Problem
 	// ReplayHeaders and OmitHeaders add to and take from the headers stored
 	// for replay.
 	ReplayHeaders, OmitHeaders []string
@@ -155,12 +150,14 @@ func (e *Engine) CallerURL(rc *events.LambdaFunctionURLRequestContext) Caller {
 	return principalURL(rc)
 }
 
-// Outcome says what [Engine.Serve] answered.
+// Outcome says what [Engine.Serve] answered. The engine never calls back
+// into its front door once the handler has run: what a front door may
+// change (a replay's headers, the problem of a failed business condition)
+// comes back as an Outcome, and the front door applies its own options.
 type Outcome int
 
 const (
-	// Rendered: the engine's Response is the answer (a replay or a
-	// problem).
+	// Rendered: the engine's Response is the answer (a problem).
 	Rendered Outcome = iota
 	// Fresh: the handler ran and its own response is the answer, stored or
 	// not; the front door returns it as the handler wrote it.
@@ -168,6 +165,15 @@ const (
 	// Failed: the handler failed; its error is the answer. Nothing was
 	// stored and the claim was released.
 	Failed
+	// Replayed: the Response is a stored one, marked Idempotent-Replayed,
+	// its header a copy the front door may change (its OnReplay option).
+	Replayed
+	// ConditionFailed: a business condition of the staged writes failed at
+	// commit (the error matches lambdaidem.ErrConditionFailed); nothing was
+	// stored and the claim was released. The Response is the default
+	// problem (409 condition-failed), which the front door's own mapping
+	// (its ConditionFailed option) may replace.
+	ConditionFailed
 )
 
 // Admit reads r's key before anything else of r is needed. pass reports a
@@ -220,8 +226,9 @@ func (e *unstored) Error() string {
 // cut to the allow-list), and answers every duplicate with the stored
 // response marked Idempotent-Replayed. It returns Fresh when run's own
 // response is the answer, Failed with run's error when run failed (logged,
-// not stored, claim released), and Rendered with the Response to send
-// otherwise. run may return a [*Problem] as its error to refuse the request
+// not stored, claim released), Replayed with a stored response,
+// ConditionFailed with the default problem and the condition's error, and
+// Rendered with the Response to send otherwise. run may return a [*Problem] as its error to refuse the request
 // with it after it ran (nothing stored, claim released). A panic in run
 // releases the claim and goes on up.
 func (e *Engine) Serve(ctx context.Context, r *Request, key string, run func(context.Context) (Response, error)) (Response, Outcome, error) {
@@ -259,10 +266,7 @@ func (e *Engine) Serve(ctx context.Context, r *Request, key string, run func(con
 			replay.Header = http.Header{}
 		}
 		replay.Header.Set(ReplayedHeader, "true")
-		if e.cfg.OnReplay != nil {
-			e.cfg.OnReplay(ctx, r, replay.Header)
-		}
-		return replay, Rendered, nil
+		return replay, Replayed, nil
 	case errors.As(err, &he):
 		e.cfg.Logger.LogAttrs(ctx, slog.LevelError, e.cfg.Name+": handler failed; nothing stored, key released",
 			slog.String("operation", e.operation), slog.String("route", r.Route), slog.Any("error", he.err))
@@ -273,7 +277,7 @@ func (e *Engine) Serve(ctx context.Context, r *Request, key string, run func(con
 		return rp.Response(), Rendered, nil
 	}
 	if errors.Is(err, lambdaidem.ErrConditionFailed) {
-		return e.conditionFailed(ctx, r, err).Response(), Rendered, nil
+		return conditionFailed().Response(), ConditionFailed, err
 	}
 	if errors.Is(err, lambdaidem.ErrNoTenant) {
 		e.cfg.Logger.LogAttrs(ctx, slog.LevelError, e.cfg.Name+": request refused: the function declares tenants and the invocation names none",
@@ -282,14 +286,9 @@ func (e *Engine) Serve(ctx context.Context, r *Request, key string, run func(con
 	return e.refusal(err).Response(), Rendered, nil
 }
 
-// conditionFailed is the problem for a request whose staged writes a
-// business condition refused at commit.
-func (e *Engine) conditionFailed(ctx context.Context, r *Request, err error) *Problem {
-	if h := e.cfg.ConditionFailed; h != nil {
-		if p := h(ctx, r, err); p != nil {
-			return p
-		}
-	}
+// conditionFailed is the default problem for a request whose staged writes
+// a business condition refused at commit.
+func conditionFailed() *Problem {
 	return problem(http.StatusConflict, ProblemConditionFailed, "Condition failed",
 		"the request conflicts with the current state of a resource it changes; nothing was done, and the same request will fail the same way")
 }
