@@ -3,9 +3,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -44,14 +47,20 @@ func startDynoxide(t *testing.T) *ddbtest.DynoxideServer {
 // through Dynoxide's Streams API (DescribeStream, GetShardIterator,
 // GetRecords), delivered with the event source mapping's rules, the relay
 // publishing over the SDK to goaws and a lambdaidem consumer behind the
-// SQS poller. Of 12 operations every third fails after staging its
-// message: the relay publishes exactly the committed messages, once each
-// (no fault here), and the stream also carries the relay's own marks
-// (MODIFY records), which publish nothing.
+// SQS poller; DynamoDB requests go through ddbtest's proxy in front of
+// Dynoxide, which fails the relay's marks (every SDK attempt, 12 times: a
+// crash between a publish and its mark, over and over). Of 12 operations
+// every third fails after staging its message: the relay publishes exactly
+// the committed messages (some twice, with the same id), the consumer's
+// effect runs once per committed operation, and the stream also carries
+// the relay's own marks (MODIFY records), which publish nothing.
 func TestOutboxRelayReadsTheStreamsAPI(t *testing.T) {
 	d := startDynoxide(t)
 	ctx := t.Context()
-	client := ddbtest.NewClient(d.URL)
+	proxy := ddbtest.NewProxy(ddbtest.Forward(d.URL), func(o *ddbtest.ProxyOptions) { o.Backend = ddbtest.Dynoxide() })
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	client := ddbtest.NewClient(srv.URL)
 	q, err := e2estack.StartSQS(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +114,10 @@ func TestOutboxRelayReadsTheStreamsAPI(t *testing.T) {
 	t.Cleanup(sp.Start(context.WithoutCancel(ctx)))
 
 	qp := startOrderConsumer(t, client, q, queueURL, "arn:aws:sqs:us-east-1:000000000000:streams-api-accepted")
+
+	onOutbox := func(body []byte) bool { return bytes.Contains(body, []byte(`"TableName":"outbox"`)) }
+	remove := proxy.Inject(ddbtest.Rule{Op: "UpdateItem", Fault: ddbtest.InternalServerError, Times: 12, Match: onOutbox})
+	defer remove()
 
 	const n = 12
 	errDeclined := errors.New("declined after staging")
@@ -164,12 +177,29 @@ func TestOutboxRelayReadsTheStreamsAPI(t *testing.T) {
 			t.Errorf("order %s was declined, yet its message was published", order)
 		}
 	}
-	received := 0
+	received, published := 0, map[string]int{}
 	for _, b := range qp.Batches() {
 		received += len(b.MessageIDs)
+		for _, body := range b.Bodies {
+			var ev struct {
+				Order string `json:"order"`
+			}
+			if err := json.Unmarshal([]byte(body), &ev); err != nil {
+				t.Fatalf("message %q: %v", body, err)
+			}
+			published[ev.Order]++
+		}
 	}
-	if received != len(committed) {
-		t.Errorf("the consumer received %d messages for %d committed operations (no fault: want exactly one each)", received, len(committed))
+	for order := range published {
+		if !committed[order] {
+			t.Errorf("order %s was declined, yet its message was published", order)
+		}
+	}
+	if len(published) != len(committed) {
+		t.Errorf("messages of %d orders received, %d committed", len(published), len(committed))
+	}
+	if received <= len(committed) {
+		t.Errorf("the consumer received %d messages for %d operations: the failed marks should have republished some", received, len(committed))
 	}
 	scan, err := client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("outbox"), ConsistentRead: aws.Bool(true)})
 	if err != nil {
