@@ -391,6 +391,20 @@ func TestCutoverWithPowertoolsTypeScript(t *testing.T) {
 			if got.ownCrash == 0 {
 				t.Errorf("window open: %v; the Powertools crash scenario ran nothing again after its lease (it should, by Powertools' design)", got)
 			}
+			// Another amount under a key the other version completed is
+			// refused both ways: never the other request's answer.
+			if r := open.old("open-v-1", 10, 30*time.Second, false); r.err != "" {
+				t.Fatal(r.err)
+			}
+			if r := open.new("open-v-1", 11, 30*time.Second, false); !strings.Contains(r.err, "reused") {
+				t.Errorf("new version, other amount after the old one completed: %+v; want ErrKeyReused", r)
+			}
+			if r := open.new("open-v-2", 10, 30*time.Second, false); r.err != "" {
+				t.Fatal(r.err)
+			}
+			if r := open.old("open-v-2", 11, 30*time.Second, false); !strings.HasPrefix(r.err, "IdempotencyValidationError") {
+				t.Errorf("old version, other amount after the new one completed: %+v; want IdempotencyValidationError", r)
+			}
 		})
 	}
 	closed := newWorld(t, ptDir, time.Now().Add(-time.Hour), lambdaidem.ClaimFirst)
