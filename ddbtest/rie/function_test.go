@@ -29,6 +29,20 @@ type receipt struct {
 	Env map[string]string `json:"env"`
 }
 
+// heldTimeout is the timeout of the functions whose commit is held past
+// it: long enough for a warm handler to claim on a loaded machine.
+const heldTimeout = 2 * time.Second
+
+// warm invokes the function once, so that the invocation under test does
+// not spend its timeout on the cold start (an invocation cut off before
+// its claim would prove nothing).
+func warm(t *testing.T, fn rie.Invoker) {
+	t.Helper()
+	if err := rie.InvokeJSON(t.Context(), fn, order{ID: "warm-" + t.Name()}, nil); err != nil {
+		t.Fatalf("warm-up: %v", err)
+	}
+}
+
 // leaseMargin is the test function's LeaseMargin: a timed-out attempt's
 // record is free this long after its deadline on standard Lambda.
 const leaseMargin = time.Second
@@ -118,7 +132,8 @@ func TestFunctionUnderTheEmulator(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		hold, url := rie.HoldEndpoint(t, w.kit.Endpoint.URL)
-		fn := rie.Run(t, rie.Options{RIE: bin, Bootstrap: boot, Name: "orders", Timeout: time.Second, DynamoDBEndpoint: url, Env: w.env})
+		fn := rie.Run(t, rie.Options{RIE: bin, Bootstrap: boot, Name: "orders", Timeout: heldTimeout, DynamoDBEndpoint: url, Env: w.env})
+		warm(t, fn)
 		hold.Add(rie.HoldRule{Op: "TransactWriteItems", Contains: "held-1"})
 		start := time.Now()
 		err := rie.InvokeJSON(t.Context(), fn, order{ID: "held-1"}, nil)
@@ -147,7 +162,8 @@ func TestFunctionUnderTheEmulator(t *testing.T) {
 			env[k] = v
 		}
 		hold, url := rie.HoldEndpoint(t, w.kit.Endpoint.URL)
-		fn := rie.Run(t, rie.Options{RIE: bin, Bootstrap: boot, Name: "orders", Timeout: time.Second, DynamoDBEndpoint: url, Env: env})
+		fn := rie.Run(t, rie.Options{RIE: bin, Bootstrap: boot, Name: "orders", Timeout: heldTimeout, DynamoDBEndpoint: url, Env: env})
+		warm(t, fn)
 		hold.Add(rie.HoldRule{Op: "TransactWriteItems", Contains: "held-2"})
 		if err := rie.InvokeJSON(t.Context(), fn, order{ID: "held-2"}, nil); !errors.Is(err, rie.ErrTimeout) {
 			t.Fatalf("held commit: %v, want a timeout", err)
@@ -169,7 +185,8 @@ func TestFunctionUnderTheEmulator(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		proxy := w.kit.Endpoint.RequireProxy(t)
-		fn := rie.Run(t, rie.Options{RIE: bin, Bootstrap: boot, Name: "orders", Timeout: time.Second, DynamoDBEndpoint: w.kit.Endpoint.URL, Env: w.env})
+		fn := rie.Run(t, rie.Options{RIE: bin, Bootstrap: boot, Name: "orders", Timeout: heldTimeout, DynamoDBEndpoint: w.kit.Endpoint.URL, Env: w.env})
+		warm(t, fn)
 		release := make(chan struct{})
 		proxy.Inject(ddbtest.Rule{Op: "TransactWriteItems", Times: 1, Until: release,
 			Match: func(body []byte) bool { return bytes.Contains(body, []byte("late-1")) }})
