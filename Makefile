@@ -34,7 +34,7 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay
+.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay mutate
 
 all: test
 
@@ -222,6 +222,11 @@ model-small:
 ## model-mutate: every guard of the model switched off in turn, each at its own bound
 model-mutate:
 	model/mutate.sh
+
+## mutate: each mutation of the Go guards listed in dev/mutate/mutants.txt applied in turn
+## (go test -overlay); every one must be killed by a behavioural test (not in make test)
+mutate:
+	cd dev && GO=$(GO) $(GO) run ./mutate
 
 # fuzz-short: every fuzz target briefly, as part of make test. A count of
 # executions, not a duration: Go 1.26's fuzz coordinator can fail a run with a

@@ -1,0 +1,53 @@
+package lambdaidem_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// TestFencedOutCommitComparesIntent: an owner stalls in its handler past
+// its lease (its process froze, or ignored its deadline); a call with the
+// same key and another payload takes the record over (a claim does not
+// compare fingerprints: nothing was stored) and commits its own outcome.
+// The stalled owner's commit is fenced out and finds a live COMPLETED
+// record: it must not replay an outcome stored for another intent
+// (property (c) of model/record.pml), but answer ErrKeyReused. make
+// mutate's SAME_INTENT_FENCED.
+func TestFencedOutCommitComparesIntent(t *testing.T) {
+	f := newFixture(t, func(o *lambdaidem.Options) { o.Lease = 10 * time.Second })
+	entered, release := make(chan struct{}), make(chan struct{})
+	type result struct {
+		out string
+		err error
+	}
+	owner := make(chan result, 1)
+	go func() {
+		out, err := lambdaidem.Do(context.Background(), f.guard, call("k", "pay 10 EUR"), func(ctx context.Context) (string, error) {
+			close(entered)
+			<-release
+			return stagePayment(ctx, "k/10")
+		})
+		owner <- result{out, err}
+	}()
+	<-entered
+	f.clock.Advance(time.Minute) // the lease (and the hold of an owner that does not renew) ended
+
+	out, err := lambdaidem.Do(context.Background(), f.guard, call("k", "pay 20 EUR"), func(ctx context.Context) (string, error) {
+		return stagePayment(ctx, "k/20")
+	})
+	if err != nil || out != "paid k/20" {
+		t.Fatalf("the other intent's call = %q, %v; want it to take the lapsed record over and commit", out, err)
+	}
+	close(release)
+	got := <-owner
+	if !errors.Is(got.err, lambdaidem.ErrKeyReused) {
+		t.Fatalf("the fenced-out owner = %q, %v; want ErrKeyReused, never the other intent's outcome", got.out, got.err)
+	}
+	if _, ok := f.store.Item("payments", "k/10"); ok {
+		t.Fatal("the fenced-out owner's staged write committed")
+	}
+}
