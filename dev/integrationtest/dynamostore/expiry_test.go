@@ -18,8 +18,8 @@ import (
 // The expiration of a record against the DynamoDB test endpoint, with
 // DynamoDB's TTL deletion played by ttlSweep: an in-progress record
 // expires only after its hold, an UNKNOWN or external record never
-// (model/record.pml's per-state invariants; make mutate's RENEW_TTL and
-// UNKNOWN_TTL).
+// (model/record.pml's per-state invariants; make mutate's RENEW_TTL, UNKNOWN_TTL and
+// RENEW_EXTERNAL_TTL).
 
 // ttlSweep deletes, as DynamoDB's TTL deletion may at any time after it,
 // every record whose expiration has passed at now (a conditional delete,
@@ -171,16 +171,11 @@ func TestRenewedRecordOutlivesItsHold(t *testing.T) {
 	}
 }
 
-// TestUnknownRecordNeverExpires: an owner's MarkUnknown removes the
-// expiration, also one an earlier mark left (records marked external by
-// versions before marks removed it keep their TTL, docs/guarantees.md):
-// an UNKNOWN record is a recovery obligation, which TTL deletion must
-// never forget; after any sweep a duplicate reconciles it.
-func TestUnknownRecordNeverExpires(t *testing.T) {
-	e := newEnv(t)
-	key := recordKey("k")
+// markedByAnEarlierVersion claims key and marks it external as versions
+// before marks removed the expiration did: the TTL kept.
+func (e *env) markedByAnEarlierVersion(t *testing.T, key string) {
+	t.Helper()
 	e.claim(t, key, "tok")
-	// The external mark as an earlier version wrote it: the TTL kept.
 	_, err := e.client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(e.table),
 		Key:                       map[string]types.AttributeValue{"id": S(key)},
@@ -194,28 +189,53 @@ func TestUnknownRecordNeverExpires(t *testing.T) {
 	if num(e.record(t, key), "expiration") == "" {
 		t.Fatal("the setup's record has no expiration")
 	}
-	ok, err := e.store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key, Token: "tok"})
-	if !ok || err != nil {
-		t.Fatalf("MarkUnknown = %v, %v", ok, err)
-	}
-	expiresAfterItsHold(t, e.record(t, key))
-	if gone := e.ttlSweep(t, t0.Add(365*24*time.Hour)); len(gone) != 0 {
-		t.Fatalf("TTL deletion a year later deleted the UNKNOWN record %v", gone)
-	}
-	clk := newClock()
-	clk.Advance(t0.Add(24 * time.Hour).Sub(clk.Now()))
-	c := call("k")
-	c.Fingerprint = "fp"
-	reconciles := 0
-	c.Reconcile = func(context.Context, lambdaidem.Unknown) (string, bool, error) {
-		reconciles++
-		return "paid", true, nil
-	}
-	out, err := lambdaidem.Do(context.Background(), e.guard(t, clk), c, func(context.Context) (string, error) {
-		t.Error("the handler ran again for an UNKNOWN record")
-		return "", nil
-	})
-	if err != nil || out != "paid" || reconciles != 1 {
-		t.Fatalf("duplicate a day later = %q, %v after %d reconciles; want the reconciled outcome", out, err, reconciles)
+}
+
+// TestUncertainRecordNeverExpires: the owner's writes on an external
+// record remove the expiration, also one an earlier mark left (records
+// marked external by versions before marks removed it keep their TTL,
+// lambdaidem/gate.go): MarkUnknown (markUnknownUpdate) and an external
+// renewal (renewExternalUpdate). An UNKNOWN or external record is a
+// recovery obligation, which TTL deletion must never forget: after any
+// sweep a duplicate reconciles it. make mutate's UNKNOWN_TTL and
+// RENEW_EXTERNAL_TTL.
+func TestUncertainRecordNeverExpires(t *testing.T) {
+	for name, write := range map[string]func(*env, string) (bool, error){
+		"mark unknown": func(e *env, key string) (bool, error) {
+			return e.store.MarkUnknown(context.Background(), lambdaidem.Fence{Key: key, Token: "tok"})
+		},
+		"external renewal": func(e *env, key string) (bool, error) {
+			return e.store.Renew(context.Background(), lambdaidem.Renewal{Key: key, Token: "tok", Now: t0.Add(10 * time.Second),
+				LeaseUntil: t0.Add(70 * time.Second), HoldUntil: t0.Add(2 * time.Minute), External: true})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			key := recordKey("k")
+			e.markedByAnEarlierVersion(t, key)
+			if ok, err := write(e, key); !ok || err != nil {
+				t.Fatalf("%s = %v, %v", name, ok, err)
+			}
+			expiresAfterItsHold(t, e.record(t, key))
+			if gone := e.ttlSweep(t, t0.Add(365*24*time.Hour)); len(gone) != 0 {
+				t.Fatalf("TTL deletion a year later deleted the uncertain record %v", gone)
+			}
+			clk := newClock()
+			clk.Advance(t0.Add(24 * time.Hour).Sub(clk.Now()))
+			c := call("k")
+			c.Fingerprint = "fp"
+			reconciles := 0
+			c.Reconcile = func(context.Context, lambdaidem.Unknown) (string, bool, error) {
+				reconciles++
+				return "paid", true, nil
+			}
+			out, err := lambdaidem.Do(context.Background(), e.guard(t, clk), c, func(context.Context) (string, error) {
+				t.Error("the handler ran again for an uncertain record")
+				return "", nil
+			})
+			if err != nil || out != "paid" || reconciles != 1 {
+				t.Fatalf("duplicate a day later = %q, %v after %d reconciles; want the reconciled outcome", out, err, reconciles)
+			}
+		})
 	}
 }
