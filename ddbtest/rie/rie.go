@@ -494,6 +494,9 @@ func (f *Function) invoke(ctx context.Context, payload []byte) (Invocation, erro
 	if err != nil {
 		return Invocation{}, err
 	}
+	if t := tenantOf(ctx); t != "" {
+		req.Header.Set(TenantHeader, t)
+	}
 	start := time.Now()
 	resp, err := f.client.Do(req)
 	if err != nil {
