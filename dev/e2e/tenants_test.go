@@ -3,15 +3,10 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/lambdaidem/lambdaidem/dev/e2estack"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest/rie"
 )
@@ -24,26 +19,9 @@ import (
 // function that declares tenants.
 func TestTenantsUnderTheEmulator(t *testing.T) {
 	ctx := t.Context()
-	rieBin, err := rie.Find(ctx)
-	if err != nil {
-		t.Skip(err)
-	}
-	root, err := e2estack.ModuleRoot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := e2estack.Build(ctx, e2estack.BuildOptions{ModuleRoot: root, Package: "./dev/e2e/tenants", Out: filepath.Join(t.TempDir(), "tenants")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	var logMu sync.Mutex
-	fn, err := rie.Start(ctx, rie.Options{RIE: rieBin, Bootstrap: bin, Name: "tenants", Timeout: 10 * time.Second,
-		Env: map[string]string{"IDEMPOTENCY_TENANTS": "required"}, Log: lockedWriter{&logMu, &log}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fn.Close() })
+	bin := rie.BuildBootstrap(t, ".", "./tenants")
+	fn := rie.Run(t, rie.Options{Bootstrap: bin, Name: "tenants", Timeout: 10 * time.Second,
+		Env: map[string]string{"IDEMPOTENCY_TENANTS": "required"}})
 
 	type result struct {
 		Tenant string `json:"tenant"`
@@ -78,8 +56,7 @@ func TestTenantsUnderTheEmulator(t *testing.T) {
 	} {
 		inv, got := invoke(step.tenant)
 		if inv.FunctionError != "" || got != step.want {
-			logMu.Lock()
-			t.Fatalf("tenant %s: %s %s; want %+v\n%s", step.tenant, inv.FunctionError, inv.Payload, step.want, log.String())
+			t.Fatalf("tenant %s: %s %s; want %+v", step.tenant, inv.FunctionError, inv.Payload, step.want)
 		}
 	}
 	inv, _ := invoke("")
