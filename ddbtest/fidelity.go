@@ -65,13 +65,61 @@ type Departures struct {
 	// ([Proxy.Consumed] stays zero). DynamoDB computes capacity by the
 	// rules of capacity.go, and returns it when asked.
 	NoConsumedCapacity bool
+	// NoItemSizeLimit keeps the emulator's acceptance of items over 400 KB
+	// (409,600 bytes, sized as DynamoDB sizes them: itemsize.go). DynamoDB
+	// refuses a PutItem or a transaction Put of such an item and an
+	// UpdateItem whose result is one with a ValidationException, and
+	// cancels a transaction whose Update would make one (reason
+	// ValidationError; see limits.go).
+	NoItemSizeLimit bool
+	// NoTransactionLimits keeps the emulator's acceptance of a
+	// TransactWriteItems of more than 100 actions, of actions over 4 MB
+	// together, or of two actions on one item; DynamoDB refuses each with a
+	// ValidationException (limits.go).
+	NoTransactionLimits bool
+	// LaxPlaceholders keeps the emulator's handling of expression
+	// placeholders: an undefined :value reads as NULL (a condition on it can
+	// pass, SET writes NULL), an undefined #name as itself, and an unused
+	// one is accepted when its name is a prefix of a used one. DynamoDB
+	// refuses each with a ValidationException (placeholders.go).
+	LaxPlaceholders bool
+	// NumbersAsSent keeps the emulator's numbers: neither validated (more
+	// than 38 significant digits, magnitudes outside 1E-130 to below
+	// 1E+126, text that is no number are stored) nor normalized (00042,
+	// 1.0, -0 and 1e2 come back as sent). DynamoDB refuses the first with a
+	// ValidationException and returns 42, 1, 0 and 100 (numbers.go).
+	NumbersAsSent bool
+	// InvalidValuesAccepted keeps the emulator's acceptance of empty sets,
+	// sets with duplicate members, key attributes that are an empty string
+	// or binary, and NULL values that are not true; DynamoDB refuses each
+	// with a ValidationException (values.go).
+	InvalidValuesAccepted bool
+	// NoPageLimit keeps the emulator's pages: a Scan or Query returns
+	// everything up to Limit in one page. DynamoDB stops a page after 1 MB
+	// of items read and returns a LastEvaluatedKey (pages.go).
+	NoPageLimit bool
+	// NoScanCounts keeps the emulator's answer to Scan and Query: no
+	// ScannedCount, and items for Select COUNT. DynamoDB returns
+	// ScannedCount, and only Count and ScannedCount for COUNT (pages.go).
+	NoScanCounts bool
+	// FirstCancellationOnly keeps the emulator's cancellation reasons: only
+	// the first failing action of a cancelled TransactWriteItems is named,
+	// the others get None and no ALL_OLD item. DynamoDB names the reason of
+	// every action (cancellations.go).
+	FirstCancellationOnly bool
+	// NoListTables keeps the emulator's refusal of ListTables (an HTTP 400
+	// whose body is not a DynamoDB error). DynamoDB lists the tables in
+	// name order, Limit at a time (listtables.go).
+	NoListTables bool
 }
 
 // Emulator returns the Departures that let every departure through: the
 // emulator's own behaviour.
 func Emulator() Departures {
 	return Departures{OldItems: OldItemsLikeEmulator, TokenReplayCancelled: true, PutItemAttributes: true, NoTimeToLive: true, ScanSegmentsIgnored: true,
-		NoTransactionConflicts: true, NoConsumedCapacity: true, RemoveIgnored: true}
+		NoTransactionConflicts: true, NoConsumedCapacity: true, RemoveIgnored: true,
+		NoItemSizeLimit: true, NoTransactionLimits: true, LaxPlaceholders: true, NumbersAsSent: true, InvalidValuesAccepted: true,
+		NoPageLimit: true, NoScanCounts: true, FirstCancellationOnly: true, NoListTables: true}
 }
 
 // tokenWindow is how long DynamoDB remembers a ClientRequestToken.
@@ -87,21 +135,60 @@ type ttlSetting struct {
 	enabled bool
 }
 
-// serve applies one request, correcting the departures dep does not keep.
+// serve applies one request, correcting the departures dep does not keep:
+// it refuses what DynamoDB refuses before the backend sees it (limits.go,
+// placeholders.go, values.go), normalizes the numbers of the request and
+// of the answer (numbers.go), and corrects the answer.
 func (p *Proxy) serve(dep Departures, op string, header http.Header, body []byte) response {
+	p.record(op, body)
+	in, err := object(body)
+	if err != nil {
+		return p.call(op, header, body)
+	}
+	if r := p.checkLimits(dep, op, in); r != nil {
+		return *r
+	}
+	if !dep.LaxPlaceholders {
+		if r := checkPlaceholders(op, in); r != nil {
+			return *r
+		}
+	}
+	body, refusal := p.checkValues(dep, body, op != "TransactWriteItems")
+	if refusal != nil {
+		return *refusal
+	}
+	if op == "TransactWriteItems" {
+		if r := actionRefusals(dep, list(in["TransactItems"])); r != nil {
+			return *r
+		}
+	}
+	return normalizeAnswer(dep, p.correct(dep, op, in, header, body))
+}
+
+// correct serves one valid request (in is body decoded) and corrects the
+// answer.
+func (p *Proxy) correct(dep Departures, op string, in map[string][]byte, header http.Header, body []byte) response {
 	switch op {
-	case "PutItem", "UpdateItem", "DeleteItem":
+	case "PutItem", "DeleteItem":
 		return p.single(dep, op, header, body)
+	case "UpdateItem":
+		return p.sizeCheckedUpdate(dep, in, func() response { return p.single(dep, op, header, body) })
 	case "TransactWriteItems":
 		return p.transact(dep, header, body)
 	case "UpdateTimeToLive", "DescribeTimeToLive":
 		if !dep.NoTimeToLive {
 			return p.timeToLive(op, body)
 		}
-	case "Scan":
-		if !dep.ScanSegmentsIgnored {
-			return p.scanSegment(header, body)
+	case "Scan", "Query":
+		return p.page(dep, op, header, body)
+	case "ListTables":
+		if !dep.NoListTables {
+			return p.listTables(body)
 		}
+	case "CreateTable", "DeleteTable":
+		resp := p.call(op, header, body)
+		p.noteTable(op, in, resp)
+		return resp
 	}
 	return p.call(op, header, body)
 }
@@ -171,7 +258,13 @@ func (p *Proxy) transact(dep Departures, header http.Header, body []byte) respon
 			olds[i] = p.oldItem(op, action)
 		}
 	}
+	sized := p.transactionItems(dep, items)
 	resp := p.call("TransactWriteItems", header, body)
+	if resp.status == http.StatusOK && sized != nil {
+		if cancel, over := p.undoOversized(sized); over {
+			return cancel
+		}
+	}
 	switch {
 	case resp.status == http.StatusOK && token != "" && p.honoursTokens(dep):
 		p.mu.Lock()
@@ -180,6 +273,11 @@ func (p *Proxy) transact(dep Departures, header http.Header, body []byte) respon
 	case resp.status == http.StatusBadRequest && errorType(resp.body) == "TransactionCanceledException":
 		resp.body = edit(resp.body, func(m map[string][]byte) {
 			reasons := list(m["CancellationReasons"])
+			if !dep.FirstCancellationOnly {
+				reasons = p.completeReasons(items, reasons)
+				m["message"] = cancellationMessage(reasons)
+				delete(m, "Message")
+			}
 			for i, raw := range reasons {
 				if i >= len(items) {
 					break

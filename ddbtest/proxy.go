@@ -51,6 +51,7 @@ type Proxy struct {
 	flights    []*flight             // writes in flight (see conflicts.go)
 	ledger     ledger                // capacity charged (capacity.go)
 	conflicts  int                   // writes refused for a transaction conflict
+	fid        fidelityState         // tables and recording (fidelity hook, record.go)
 }
 
 // NewProxy returns a proxy in front of next, a DynamoDB emulator: by

@@ -1,0 +1,276 @@
+package ddbtest_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lambdaidem/lambdaidem/ddbtest"
+)
+
+// The differential test: one request stream, sent to the embedded world
+// (minidyn behind the fidelity proxy, as NewKit and make run give it) and
+// to Dynoxide (an independent implementation that passes the conformance
+// suite recorded on DynamoDB), answers compared field by field — status,
+// error code, items, counts, cancellation reasons with their items, table
+// names — but not message wording. Streams are the cases below, one per
+// departure the proxy corrects (each citing the AWS documentation of the
+// rule), and the streams the suites really send (testdata/streams,
+// recorded with LAMBDAIDEM_DDB_RECORD).
+
+// dynoxideURL starts a Dynoxide server for t (binary from $DYNOXIDE, else
+// dynoxide on PATH) and returns its URL; it skips t when there is none.
+func dynoxideURL(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("DYNOXIDE")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("dynoxide"); err != nil {
+			t.Skip("the second world is skipped: no Dynoxide binary (set DYNOXIDE or put dynoxide on PATH)")
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting Dynoxide: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			_ = c.Close()
+			return "http://" + addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Dynoxide does not serve on %s", addr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// step is one request of a stream.
+type step struct {
+	Op   string          `json:"op"`
+	Body json.RawMessage `json:"body"`
+}
+
+// send sends one request to a DynamoDB JSON endpoint and returns the
+// status and body.
+func send(t *testing.T, url string, s step) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+"/", bytes.NewReader(s.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+s.Op)
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Date", "20260101T000000Z")
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", s.Op, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// comparedMembers are the members of an answer the test compares.
+var comparedMembers = []string{"Item", "Items", "Attributes", "Count", "ScannedCount", "LastEvaluatedKey",
+	"TableNames", "LastEvaluatedTableName", "Responses", "UnprocessedItems"}
+
+// answer is what the test compares of one answer: a canonical text per
+// compared member.
+func answer(op string, status int, body []byte) map[string]string {
+	out := map[string]string{"status": strconv.Itoa(status / 100 * 100)}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		out["body"] = "not JSON"
+		return out
+	}
+	if status != http.StatusOK {
+		typ := ""
+		_ = json.Unmarshal(m["__type"], &typ)
+		out["code"] = typ[strings.LastIndex(typ, "#")+1:]
+		var reasons []struct {
+			Code string
+			Item json.RawMessage
+		}
+		_ = json.Unmarshal(m["CancellationReasons"], &reasons)
+		for i, r := range reasons {
+			out[fmt.Sprintf("reason %d", i)] = r.Code + " " + canon(r.Item)
+		}
+		if it, ok := m["Item"]; ok {
+			out["Item"] = canon(it)
+		}
+		return out
+	}
+	for _, k := range comparedMembers {
+		v, ok := m[k]
+		if !ok || (k == "UnprocessedItems" && string(v) == "{}") || (k == "LastEvaluatedKey" && string(v) == "{}") {
+			continue
+		}
+		if k == "Items" && op == "BatchGetItem" || k == "Responses" {
+			out[k] = canonUnordered(v)
+			continue
+		}
+		out[k] = canon(v)
+	}
+	return out
+}
+
+// canon is b in a canonical form: object members sorted, set members
+// (SS, NS, BS, unordered in DynamoDB) sorted.
+func canon(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return string(b)
+	}
+	out, _ := json.Marshal(sortSets(v))
+	return string(out)
+}
+
+func sortSets(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if l, ok := e.([]any); ok && len(v) == 1 && (k == "SS" || k == "NS" || k == "BS") {
+				sort.Slice(l, func(i, j int) bool { return fmt.Sprint(l[i]) < fmt.Sprint(l[j]) })
+				continue
+			}
+			v[k] = sortSets(e)
+		}
+	case []any:
+		for i := range v {
+			v[i] = sortSets(v[i])
+		}
+	}
+	return v
+}
+
+// canonUnordered is canon for a map of lists whose order DynamoDB does not
+// promise (BatchGetItem's Responses).
+func canonUnordered(b []byte) string {
+	var m map[string][]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return canon(b)
+	}
+	out := map[string][]string{}
+	for k, l := range m {
+		for _, e := range l {
+			out[k] = append(out[k], canon(e))
+		}
+		sort.Strings(out[k])
+	}
+	s, _ := json.Marshal(out)
+	return string(s)
+}
+
+// differences lists the compared members on which two answers differ.
+func differences(a, b map[string]string) []string {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var out []string
+	for k := range keys {
+		if a[k] != b[k] {
+			out = append(out, fmt.Sprintf("%s: embedded %s, dynoxide %s", k, short(a[k]), short(b[k])))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func short(s string) string {
+	if len(s) > 300 {
+		return s[:300] + fmt.Sprintf("…(%d bytes)", len(s))
+	}
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// answers sends a stream to one world and returns what the test compares
+// of each answer.
+func answers(t *testing.T, url string, steps []step) []map[string]string {
+	t.Helper()
+	out := make([]map[string]string, len(steps))
+	for i, s := range steps {
+		status, body := send(t, url, s)
+		out[i] = answer(s.Op, status, body)
+	}
+	return out
+}
+
+// compare returns every difference between the answers of two worlds to
+// a stream, one line per step that differs.
+func compare(steps []step, embedded, dynoxide []map[string]string) []string {
+	var out []string
+	for i, s := range steps {
+		if d := differences(embedded[i], dynoxide[i]); len(d) > 0 {
+			out = append(out, fmt.Sprintf("step %d %s %s:\n  %s", i, s.Op, short(string(s.Body)), strings.Join(d, "\n  ")))
+		}
+	}
+	return out
+}
+
+// embeddedURL serves a fresh embedded world for t: minidyn behind the
+// proxy, with the departures dep lets through (none: the world NewKit
+// gives).
+func embeddedURL(t *testing.T, dep ddbtest.Departures) string {
+	srv := httptest.NewServer(ddbtest.NewProxy(ddbtest.NewEmulator(), func(o *ddbtest.ProxyOptions) { o.Departures = dep }))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// j builds a step from an operation and a body given as Go values.
+func j(op string, body any) step {
+	b, err := json.Marshal(body)
+	if err != nil {
+		panic(err)
+	}
+	return step{Op: op, Body: b}
+}
+
+type obj = map[string]any
+
+func sv(v string) obj { return obj{"S": v} }
+func nv(v string) obj { return obj{"N": v} }
+
+// createTable is a CreateTable step for a table keyed by the string pk
+// (and the string sk if sortKey).
+func createTable(name string, sortKey bool) step {
+	defs := []obj{{"AttributeName": "pk", "AttributeType": "S"}}
+	keys := []obj{{"AttributeName": "pk", "KeyType": "HASH"}}
+	if sortKey {
+		defs = append(defs, obj{"AttributeName": "sk", "AttributeType": "S"})
+		keys = append(keys, obj{"AttributeName": "sk", "KeyType": "RANGE"})
+	}
+	return j("CreateTable", obj{"TableName": name, "AttributeDefinitions": defs, "KeySchema": keys, "BillingMode": "PAY_PER_REQUEST"})
+}
+
+func putItem(table string, item obj) step { return j("PutItem", obj{"TableName": table, "Item": item}) }
