@@ -1,7 +1,6 @@
 package ddbtest
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 )
@@ -16,13 +15,18 @@ import (
 // 1E-3 as 0.001 (measured on Dynoxide, which passes the conformance
 // suite's number tests recorded on DynamoDB).
 
-// The refusals of a number that DynamoDB cannot store, as DynamoDB words
-// them.
-var (
-	errNotANumber     = errors.New("The parameter cannot be converted to a numeric value")
-	errNumberDigits   = errors.New("Attempting to store more than 38 significant digits in a Number")
-	errNumberOverflow = errors.New("Number overflow. Attempting to store a number with magnitude larger than supported range")
-	errNumberUnder    = errors.New("Number underflow. Attempting to store a number with magnitude smaller than supported range")
+// refusal is a ValidationException's message, worded as DynamoDB words
+// it.
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
+
+// The refusals of a number that DynamoDB cannot store.
+const (
+	errNotANumber     refusal = "The parameter cannot be converted to a numeric value"
+	errNumberDigits   refusal = "Attempting to store more than 38 significant digits in a Number"
+	errNumberOverflow refusal = "Number overflow. Attempting to store a number with magnitude larger than supported range"
+	errNumberUnder    refusal = "Number underflow. Attempting to store a number with magnitude smaller than supported range"
 )
 
 // The limits of a DynamoDB number.

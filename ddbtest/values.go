@@ -3,7 +3,6 @@ package ddbtest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -246,7 +245,7 @@ func checkValue(dep Departures, typ string, val json.RawMessage, sets bool) (jso
 			return val, nil
 		}
 		if sets && !dep.InvalidValuesAccepted && len(members) == 0 {
-			return nil, fmt.Errorf("One or more parameter values were invalid: An %s set  may not be empty", setKind[typ])
+			return nil, refusal(fmt.Sprintf("One or more parameter values were invalid: An %s set  may not be empty", setKind[typ]))
 		}
 		if typ == "NS" && !dep.NumbersAsSent {
 			for i, s := range members {
@@ -262,7 +261,7 @@ func checkValue(dep Departures, typ string, val json.RawMessage, sets bool) (jso
 			sort.Strings(sorted)
 			for i := 1; i < len(sorted); i++ {
 				if sorted[i] == sorted[i-1] {
-					return nil, errors.New("One or more parameter values were invalid: Input collection contains duplicates")
+					return nil, refusal("One or more parameter values were invalid: Input collection contains duplicates")
 				}
 			}
 		}
@@ -273,7 +272,7 @@ func checkValue(dep Departures, typ string, val json.RawMessage, sets bool) (jso
 
 var setKind = map[string]string{"SS": "string", "NS": "number", "BS": "binary"}
 
-var errNullNotTrue = errors.New("One or more parameter values were invalid: Null attribute value types must have the value of true")
+const errNullNotTrue refusal = "One or more parameter values were invalid: Null attribute value types must have the value of true"
 
 // checkValues validates every attribute value of a request body and
 // normalizes its numbers, as dep says; sets as for checkValue. It returns
@@ -293,7 +292,7 @@ func (p *Proxy) checkValues(dep Departures, body []byte, sets bool) ([]byte, *re
 			})
 			if err != nil {
 				if place == placeValues {
-					return fmt.Errorf("ExpressionAttributeValues contains invalid value: %w for key %s", err, name)
+					return refusal(fmt.Sprintf("ExpressionAttributeValues contains invalid value: %v for key %s", err, name))
 				}
 				return err
 			}
@@ -301,7 +300,7 @@ func (p *Proxy) checkValues(dep Departures, body []byte, sets bool) ([]byte, *re
 		}
 		for _, k := range keys {
 			if emptyScalar(attrs[k]) {
-				return fmt.Errorf("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: %s", k)
+				return refusal("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: " + k)
 			}
 		}
 		return nil
