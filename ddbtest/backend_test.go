@@ -143,7 +143,7 @@ var probes = map[string]probe{
 func TestBackendDepartures(t *testing.T) {
 	fields := reflect.TypeFor[ddbtest.Departures]()
 	for i := range fields.NumField() {
-		if _, ok := probes[fields.Field(i).Name]; !ok {
+		if _, ok := probeOf(fields.Field(i).Name); !ok {
 			t.Errorf("Departures.%s has no probe in TestBackendDepartures", fields.Field(i).Name)
 		}
 	}
@@ -155,7 +155,7 @@ func TestBackendDepartures(t *testing.T) {
 			var has []string
 			for i := range fields.NumField() {
 				name := fields.Field(i).Name
-				pr, ok := probes[name]
+				pr, ok := probeOf(name)
 				if !ok {
 					continue
 				}

@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
 )
@@ -29,39 +25,14 @@ import (
 // rule), and the streams the suites really send (testdata/streams,
 // recorded with LAMBDAIDEM_DDB_RECORD).
 
-// dynoxideURL starts a Dynoxide server for t (binary from $DYNOXIDE, else
-// dynoxide on PATH) and returns its URL; it skips t when there is none.
+// dynoxideURL starts a Dynoxide server for t and returns its URL; it
+// skips t when there is no Dynoxide binary.
 func dynoxideURL(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("DYNOXIDE")
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("dynoxide"); err != nil {
-			t.Skip("the second world is skipped: no Dynoxide binary (set DYNOXIDE or put dynoxide on PATH)")
-		}
+	if _, err := ddbtest.DynoxideBinary(); err != nil {
+		t.Skipf("the second world is skipped: %v", err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port))
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting Dynoxide: %v", err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			_ = c.Close()
-			return "http://" + addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Dynoxide does not serve on %s", addr)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return ddbtest.StartDynoxide(t).URL
 }
 
 // step is one request of a stream.
