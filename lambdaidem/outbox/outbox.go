@@ -46,8 +46,9 @@ const IDAttribute = "lambdaidem-message-id"
 // (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html).
 const FIFOWindow = 5 * time.Minute
 
-// maxAttributes is how many message attributes SQS and SNS accept on one
-// message; IDAttribute takes one of them.
+// maxAttributes is how many message attributes SQS accepts on one
+// message (and SNS delivers to an SQS subscription with raw message
+// delivery); IDAttribute takes one of them on a standard queue or topic.
 const maxAttributes = 10
 
 // Kind names the service a message goes to.
@@ -121,8 +122,10 @@ type SQSFIFO struct {
 	QueueURL string
 	// GroupID is the message group, required; messages of one group are
 	// delivered in order.
-	GroupID    string
-	Body       string
+	GroupID string
+	Body    string
+	// Attributes are String message attributes, at most 10 (the ID is
+	// the deduplication id, not an attribute).
 	Attributes map[string]string
 }
 
@@ -324,7 +327,11 @@ func message(t any) (Message, error) {
 		return m, invalid("Subject holds a line break or a control character, which SNS does not allow")
 	case m.Window < 0:
 		return m, invalid("negative window %s", m.Window)
-	case m.Kind != KindItem && len(m.Attributes) > maxAttributes-1:
+	case fifo && len(m.Attributes) > maxAttributes:
+		// The relay sends a FIFO message's ID as its deduplication id,
+		// not as an attribute: all of them are the caller's.
+		return m, invalid("%d message attributes; the service allows %d", len(m.Attributes), maxAttributes)
+	case !fifo && m.Kind != KindItem && len(m.Attributes) > maxAttributes-1:
 		return m, invalid("%d message attributes; at most %d (the service allows %d, and %s is one)", len(m.Attributes), maxAttributes-1, maxAttributes, IDAttribute)
 	}
 	if _, ok := m.Attributes[IDAttribute]; ok {

@@ -90,6 +90,12 @@ func TestStageValidates(t *testing.T) {
 			_, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "b", Attributes: attrs})
 			return err
 		},
+		"SQSFIFO with 11 attributes": func(ctx context.Context) error {
+			attrs := tenAttributes()
+			attrs["k"] = "v"
+			_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", GroupID: "g", Body: "b", Attributes: attrs})
+			return err
+		},
 		"SQS with the relay's attribute": func(ctx context.Context) error {
 			_, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: "b", Attributes: map[string]string{outbox.IDAttribute: "x"}})
 			return err
@@ -285,6 +291,18 @@ func TestStageAcceptsWhatTargetsAccept(t *testing.T) {
 				_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"x":"` + strings.Repeat("d", 200<<10) + `"}`})
 				return err
 			},
+			// A FIFO message carries its id as the deduplication id, not as
+			// an attribute: all 10 of the service's attributes are the
+			// caller's (SQS Developer Guide, "Amazon SQS message
+			// attributes": up to 10 per message).
+			func() error {
+				_, err := outbox.Stage(ctx, outbox.SQSFIFO{QueueURL: queue + ".fifo", GroupID: "g", Body: "b", Attributes: tenAttributes()})
+				return err
+			},
+			func() error {
+				_, err := outbox.Stage(ctx, outbox.SNSFIFO{TopicARN: "arn:t.fifo", GroupID: "g", Message: "m", Attributes: tenAttributes()})
+				return err
+			},
 		} {
 			if err := st(); err != nil {
 				return "", err
@@ -295,8 +313,8 @@ func TestStageAcceptsWhatTargetsAccept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(s.Outbox()[0].Messages); n != 4 {
-		t.Fatalf("%d messages staged; want 4", n)
+	if n := len(s.Outbox()[0].Messages); n != 6 {
+		t.Fatalf("%d messages staged; want 6", n)
 	}
 }
 
@@ -692,4 +710,14 @@ func TestUnpublishedNeverOverwritten(t *testing.T) {
 	if err := run(); err != nil {
 		t.Fatalf("second run over a published entry = %v", err)
 	}
+}
+
+// tenAttributes is as many message attributes as SQS and SNS FIFO
+// messages carry.
+func tenAttributes() map[string]string {
+	attrs := map[string]string{}
+	for i := range 10 {
+		attrs[fmt.Sprintf("a%d", i)] = "v"
+	}
+	return attrs
 }
