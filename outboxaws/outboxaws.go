@@ -164,15 +164,26 @@ func (p *Publisher) Publish(ctx context.Context, m outbox.Message) error {
 // its target or its caller's permission is wrong. Throttling, service
 // faults and anything else are retried by the relay.
 var permanent = map[string]bool{
-	// SQS
+	// SQS (SendMessage's errors; a KMS key of an encrypted queue that
+	// is disabled, missing or denied refuses every message until an
+	// operator fixes it, as AccessDenied does; the KMS.* spellings are
+	// the query-compatible codes)
 	"InvalidMessageContents": true, "InvalidParameterValue": true, "InvalidAttributeName": true,
 	"InvalidAttributeValue": true, "MessageTooLong": true, "QueueDoesNotExist": true,
 	"AWS.SimpleQueueService.NonExistentQueue": true, "AccessDenied": true,
-	// SNS
+	"InvalidAddress": true, "InvalidSecurity": true, "UnsupportedOperation": true,
+	"KmsAccessDenied": true, "KmsDisabled": true, "KmsInvalidKeyUsage": true, "KmsInvalidState": true,
+	"KmsNotFound": true, "KmsOptInRequired": true,
+	"KMS.AccessDeniedException": true, "KMS.DisabledException": true, "KMS.InvalidKeyUsageException": true,
+	"KMS.InvalidStateException": true, "KMS.NotFoundException": true, "KMS.OptInRequired": true,
+	// SNS (Publish's errors)
 	"InvalidParameter": true, "NotFound": true, "AuthorizationError": true,
-	// EventBridge (the call's and an entry's)
+	"KMSAccessDenied": true, "KMSDisabled": true, "KMSInvalidState": true, "KMSNotFound": true, "KMSOptInRequired": true,
+	// EventBridge: the call's, and an entry's non-retryable codes
+	// (PutEventsResultEntry's ErrorCode)
 	"ValidationException": true, "ResourceNotFoundException": true, "AccessDeniedException": true,
-	"InvalidArgument": true, "MalformedDetail": true,
+	"InvalidArgument": true, "MalformedDetail": true, "InvalidAccountIdException": true, "RedactionFailure": true,
+	"NotAuthorizedForSourceException": true, "NotAuthorizedForDetailTypeException": true,
 }
 
 // refused marks an error whose API code says the target refuses the

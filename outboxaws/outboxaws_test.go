@@ -152,10 +152,23 @@ func TestRefusalsThatRepeatAreUnpublishable(t *testing.T) {
 		{"SQS no such queue", outbox.KindSQSFIFO, refusing{err: &smithy.GenericAPIError{Code: "AWS.SimpleQueueService.NonExistentQueue", Fault: smithy.FaultClient}}, true},
 		{"SQS throttled", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "RequestThrottled", Fault: smithy.FaultClient}}, false},
 		{"SNS invalid parameter", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "InvalidParameter", Fault: smithy.FaultClient}}, true},
+		{"SQS KMS key disabled", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "KmsDisabled", Fault: smithy.FaultClient}}, true},
+		{"SQS KMS throttled", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "KmsThrottled", Fault: smithy.FaultClient}}, false},
+		{"SNS KMS key not found", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "KMSNotFound", Fault: smithy.FaultClient}}, true},
+		{"SNS KMS throttled", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "KMSThrottling", Fault: smithy.FaultClient}}, false},
 		{"SNS internal error", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "InternalError", Fault: smithy.FaultServer}}, false},
 		{"network", outbox.KindSQS, refusing{err: errors.New("connection reset")}, false},
 		{"EventBridge malformed detail", outbox.KindEventBridge, refusing{code: "MalformedDetail"}, true},
 		{"EventBridge throttled entry", outbox.KindEventBridge, refusing{code: "ThrottlingException"}, false},
+		{"EventBridge internal failure entry", outbox.KindEventBridge, refusing{code: "InternalFailure"}, false},
+		// PutEventsResultEntry's non-retryable codes (EventBridge API
+		// Reference): each is refused again on every try.
+		{"EventBridge entry denied", outbox.KindEventBridge, refusing{code: "AccessDeniedException"}, true},
+		{"EventBridge entry not authorized for source", outbox.KindEventBridge, refusing{code: "NotAuthorizedForSourceException"}, true},
+		{"EventBridge entry not authorized for detail type", outbox.KindEventBridge, refusing{code: "NotAuthorizedForDetailTypeException"}, true},
+		{"EventBridge entry invalid account", outbox.KindEventBridge, refusing{code: "InvalidAccountIdException"}, true},
+		{"EventBridge entry redaction failure", outbox.KindEventBridge, refusing{code: "RedactionFailure"}, true},
+		{"EventBridge entry invalid argument", outbox.KindEventBridge, refusing{code: "InvalidArgument"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := outboxaws.New(outboxaws.Options{SQS: c.r, SNS: c.r, EventBridge: c.r})
