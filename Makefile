@@ -198,6 +198,7 @@ fuzz:
 	$(GO) test ./lambdaidem/httpidem -run '^$$' -fuzz '^FuzzRequestMapping$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/sqsbatch -run '^$$' -fuzz '^FuzzBatch$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/streambatch -run '^$$' -fuzz '^FuzzKinesisBatch$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lambdaidem/powertools -run '^$$' -fuzz '^FuzzKeyAndData$$' -fuzztime $(FUZZTIME)
 
 ## model: the record protocol model (model/record.pml) with spin at its full bound and its
 ## renewals bound, every guard switched off in turn at its own bound (each must give a

@@ -70,6 +70,13 @@ func (c Config) EncodeData(outcome json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrData, err)
 	}
+	if c.Language == Python || c.Language == Java {
+		if overflows(v) {
+			// json.dumps and Jackson would write Infinity: no JSON, which
+			// this package could not read back either.
+			return nil, fmt.Errorf("%w: a number beyond the double range", ErrData)
+		}
+	}
 	var s strings.Builder
 	switch c.Language {
 	case TypeScript:
@@ -97,6 +104,28 @@ func (c Config) EncodeData(outcome json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: %w", ErrData, err)
 	}
 	return out, nil
+}
+
+// overflows reports a non-integer number in v that reads as an infinite
+// double.
+func overflows(v value) bool {
+	switch v.kind {
+	case kindNumber:
+		return !isInteger(v.text) && math.IsInf(parseFloat(v.text), 0)
+	case kindArray:
+		for _, item := range v.items {
+			if overflows(item) {
+				return true
+			}
+		}
+	case kindObject:
+		for _, m := range v.members {
+			if overflows(m.value) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // falsy is Python's truth test on what json.loads makes of v: Powertools
