@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,6 +27,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/ddbtest"
+	"github.com/lambdaidem/lambdaidem/dynamostore/relay"
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 )
 
 // released is the version beside which this one must run.
@@ -151,25 +155,53 @@ func output(dir string, env []string, name string, args ...string) (string, erro
 	return strings.TrimSpace(string(b)), nil
 }
 
-// world is one table pair on the test endpoint.
+// world is one set of tables on the test endpoint: the idempotency
+// table, the handler's effects and the outbox.
 type world struct {
-	ep             *ddbtest.Endpoint
-	client         *dynamodb.Client
-	table, effects string
+	ep                     *ddbtest.Endpoint
+	client                 *dynamodb.Client
+	table, effects, outbox string
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	ep := ddbtest.Start(t)
-	w := &world{ep: ep, client: ep.Client(), table: ddbtest.TableName(t, "idem"), effects: ddbtest.TableName(t, "effects")}
+	w := &world{ep: ep, client: ep.Client(), table: ddbtest.TableName(t, "idem"), effects: ddbtest.TableName(t, "effects"),
+		outbox: ddbtest.TableName(t, "outbox")}
 	ctx := context.Background()
-	if err := ddbtest.CreateTable(ctx, w.client, w.table); err != nil {
-		t.Fatal(err)
-	}
-	if err := ddbtest.CreateTable(ctx, w.client, w.effects); err != nil {
-		t.Fatal(err)
+	for _, table := range []string{w.table, w.effects, w.outbox} {
+		if err := ddbtest.CreateTable(ctx, w.client, table); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return w
+}
+
+// relay runs version's driver as the outbox relay of key's record and
+// returns the messages published so far into file.
+func (w *world) relay(t *testing.T, version, key, file string) []map[string]string {
+	t.Helper()
+	out, err := output(".", nil, drivers[version], "-endpoint", w.ep.URL, "-outbox", w.outbox,
+		"-relay", lambdaidem.RecordKey("lambdaidem", "", "Pay", key), "-published", file)
+	if err != nil || !strings.Contains(out, `"out":"published"`) {
+		t.Fatalf("%s relay on %s: %s, %v", version, key, out, err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var msgs []map[string]string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]string
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("published %q: %v", line, err)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
 }
 
 type result struct {
@@ -305,5 +337,63 @@ func TestRollingDeployContendersAcrossVersions(t *testing.T) {
 				t.Fatalf("round %d: contender %d (%s): %+v; want in progress or %q", round, i, orders[i%2][0], r, ids[0])
 			}
 		}
+	}
+}
+
+// TestRollingDeployOutbox: a message one version's handler committed to
+// the outbox is published once by the other version's relay (the items
+// have one layout), and a second pass publishes nothing more.
+func TestRollingDeployOutbox(t *testing.T) {
+	w := newWorld(t)
+	for _, o := range orders {
+		t.Run(o[0]+" commits, "+o[1]+" relays", func(t *testing.T) {
+			key := "outbox-" + o[0]
+			res := w.run(t, o[0], key, "-outbox", w.outbox)
+			if res.Out == "" {
+				t.Fatalf("%s: %+v", o[0], res)
+			}
+			file := filepath.Join(t.TempDir(), "published")
+			w.relay(t, o[1], key, file)
+			msgs := w.relay(t, o[1], key, file)
+			if len(msgs) != 1 || msgs[0]["body"] != res.Out {
+				t.Fatalf("%s relay published %v; want one message with body %q", o[1], msgs, res.Out)
+			}
+		})
+	}
+}
+
+// TestRollingDeploySetAsideDoesNotBlockOldWriters: this version's relay
+// sets aside a message its target refuses every time (the original item is
+// marked published, the copy kept under its aside key); a v0.2.0 writer's
+// new operation under the same record key, once the first has expired, then
+// commits (its outbox Put's condition admits a published item) and a v0.2.0
+// relay publishes its message.
+func TestRollingDeploySetAsideDoesNotBlockOldWriters(t *testing.T) {
+	w := newWorld(t)
+	const key = "aside"
+	first := w.run(t, "main", key, "-outbox", w.outbox, "-horizon", "1s")
+	if first.Out == "" {
+		t.Fatalf("main: %+v", first)
+	}
+	refusing := outbox.PublisherFunc(func(context.Context, outbox.Message) error { return outbox.ErrUnpublishable })
+	r, err := relay.New(w.client, w.outbox, refusing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Publish(context.Background(), lambdaidem.RecordKey("lambdaidem", "", "Pay", key)); !errors.Is(err, relay.ErrSetAside) {
+		t.Fatalf("this version's relay on a refused message: %v; want it set aside", err)
+	}
+	aside, err := relay.ListSetAside(context.Background(), w.client, w.outbox)
+	if err != nil || len(aside) != 1 {
+		t.Fatalf("set aside: %v, %v; want one item", aside, err)
+	}
+	time.Sleep(2 * time.Second) // the first operation's record expires (its horizon is 1 s)
+	second := w.run(t, released, key, "-outbox", w.outbox)
+	if second.Out == "" || second.Out == first.Out {
+		t.Fatalf("%s's new operation under the key: %+v; want it run and committed", released, second)
+	}
+	msgs := w.relay(t, released, key, filepath.Join(t.TempDir(), "published"))
+	if len(msgs) != 1 || msgs[0]["body"] != second.Out {
+		t.Fatalf("%s relay published %v; want the new operation's message", released, msgs)
 	}
 }

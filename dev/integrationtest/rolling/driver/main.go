@@ -6,7 +6,13 @@
 // the driver prints the outcome as one JSON line.
 //
 //	driver -endpoint URL -table T -effects E -key K [-fp F] [-by NAME]
-//	       [-hold D -started FILE] [-go FILE]
+//	       [-hold D -started FILE] [-go FILE] [-horizon D] [-outbox TABLE]
+//	driver -endpoint URL -outbox TABLE -relay RECORDKEY -published FILE
+//
+// With -outbox the handler also stages an SQS message whose body is the
+// effect's id. With -relay the driver is the outbox relay instead: it
+// publishes the outbox item of RECORDKEY, appending each message it
+// publishes to FILE as a JSON line.
 package main
 
 import (
@@ -24,8 +30,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore"
+	"github.com/lambdaidem/lambdaidem/dynamostore/relay"
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
+	"github.com/lambdaidem/lambdaidem/lambdaidem/outbox"
 )
+
+// queue is the (never reached) queue the staged messages name.
+const queue = "https://sqs.eu-west-1.amazonaws.com/111122223333/orders"
 
 // Result is what the driver prints.
 type Result struct {
@@ -44,25 +55,59 @@ func main() {
 	hold := flag.Duration("hold", 0, "how long the handler runs after staging its effect")
 	started := flag.String("started", "", "a file the handler creates once it runs")
 	goFile := flag.String("go", "", "a file to wait for before calling (a start line for contenders)")
+	horizon := flag.Duration("horizon", time.Hour, "the retry horizon")
+	outboxTable := flag.String("outbox", "", "the outbox table: stage a message (or, with -relay, publish)")
+	relayKey := flag.String("relay", "", "be the relay: publish the outbox item of this record key")
+	published := flag.String("published", "", "with -relay: the file each published message is appended to")
 	flag.Parse()
-	res := run(*endpoint, *table, *effects, *key, *fp, *by, *hold, *started, *goFile)
+	client := newClient(*endpoint)
+	var res Result
+	if *relayKey != "" {
+		res = publish(client, *outboxTable, *relayKey, *published)
+	} else {
+		res = run(client, *table, *effects, *key, *fp, *by, *hold, *started, *goFile, *horizon, *outboxTable)
+	}
 	_ = json.NewEncoder(os.Stdout).Encode(res)
 }
 
-func run(endpoint, table, effects, key, fp, by string, hold time.Duration, started, goFile string) Result {
-	client := dynamodb.New(dynamodb.Options{
+func newClient(endpoint string) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
 		Region:       "eu-west-1",
 		BaseEndpoint: aws.String(endpoint),
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}, nil
 		}),
 	})
-	store, err := dynamostore.New(client, table)
+}
+
+// publish relays the outbox item of recordKey, appending what it publishes
+// to file.
+func publish(client *dynamodb.Client, table, recordKey, file string) Result {
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return Result{Kind: "error", Err: err.Error()}
+	}
+	defer f.Close()
+	r, err := relay.New(client, table, outbox.PublisherFunc(func(_ context.Context, m outbox.Message) error {
+		return json.NewEncoder(f).Encode(map[string]string{"id": m.ID, "body": m.Body})
+	}))
+	if err != nil {
+		return Result{Kind: "error", Err: err.Error()}
+	}
+	if err := r.Publish(context.Background(), recordKey); err != nil {
+		return Result{Kind: "error", Err: err.Error()}
+	}
+	return Result{Out: "published"}
+}
+
+func run(client *dynamodb.Client, table, effects, key, fp, by string, hold time.Duration, started, goFile string,
+	horizon time.Duration, outboxTable string) Result {
+	store, err := dynamostore.New(client, table, func(o *dynamostore.Options) { o.OutboxTable = outboxTable })
 	if err != nil {
 		return Result{Kind: "error", Err: err.Error()}
 	}
 	guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
-		o.RetryHorizon = time.Hour
+		o.RetryHorizon = horizon
 		o.Lease = 30 * time.Second
 	})
 	if err != nil {
@@ -83,6 +128,11 @@ func run(endpoint, table, effects, key, fp, by string, hold time.Duration, start
 		}}
 		if err := dynamostore.Stage(ctx, effect); err != nil {
 			return "", err
+		}
+		if outboxTable != "" {
+			if _, err := outbox.Stage(ctx, outbox.SQS{QueueURL: queue, Body: id}); err != nil {
+				return "", err
+			}
 		}
 		if started != "" {
 			if err := os.WriteFile(started, []byte(id), 0o600); err != nil {
