@@ -441,3 +441,41 @@ func TestPowertoolsWindowFaults(t *testing.T) {
 		}
 	})
 }
+
+// An owner that outlives its hold: a Powertools instance takes the key once
+// the shadow lapsed and completes; the owner's commit, fenced on its
+// shadow, then fails with none of its writes, its claim is given back, and
+// the Powertools answer is the one returned.
+func TestPowertoolsTookTheKeyBeforeTheCommit(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+	g := e.guard(t, clk)
+	got, err := lambdaidem.Do(cutoverCtx(t, e.store, "late", 10), g, call("late"), func(ctx context.Context) (string, error) {
+		clk.Advance(2 * time.Hour) // past the lease (Options.Lease: a minute) and the hold
+		now := clk.Now()
+		// Powertools' claim, with its condition at now, then its completion.
+		key, _ := pythonCutover.Key("late")
+		_, err := e.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(e.table),
+			Item:      ptItem(t, "late", 10, "INPROGRESS", now.Add(time.Hour), now.Add(time.Minute), ""),
+			ConditionExpression: aws.String("attribute_not_exists(#id) OR #expiry < :now OR " +
+				"(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"),
+			ExpressionAttributeNames: map[string]string{"#id": "id", "#expiry": "expiration", "#status": "status", "#in_progress_expiry": "in_progress_expiration"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":now": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())}, ":now_in_millis": &types.AttributeValueMemberN{Value: fmt.Sprint(now.UnixMilli())},
+				":inprogress": &types.AttributeValueMemberS{Value: "INPROGRESS"},
+			},
+		})
+		if err != nil {
+			t.Fatalf("Powertools could not claim %s after the shadow lapsed: %v", key, err)
+		}
+		e.putItem(t, ptItem(t, "late", 10, "COMPLETED", now.Add(time.Hour), time.Time{}, `"old-late"`))
+		return "new-late", lambdaidem.Stage(ctx, e.order("late"))
+	})
+	if err != nil || got != "old-late" || e.written(t, "late") {
+		t.Errorf("Do = %q, %v, written %v; want Powertools' answer and none of the late owner's writes", got, err, e.written(t, "late"))
+	}
+	if it := e.item(t, e.table, map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: recordKey("late")}}); it != nil {
+		t.Errorf("lambdaidem record left: %v", it)
+	}
+}
