@@ -243,6 +243,9 @@ func (r *Relay) Publish(ctx context.Context, key string) error {
 func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 	i := it.Published
 	m := it.Messages[i]
+	// An earlier try dispatched the message (its first dispatch is on the
+	// item): it may have reached its target even if this try is refused.
+	earlier := !it.DispatchedAt.IsZero()
 	if m.Window > 0 {
 		now := r.opts.Now()
 		if err := outbox.Lands(m, it.DispatchedAt, now, lambdaidem.WindowMargin(r.opts.ClockSkew, r.opts.PublishTimeout)); err != nil {
@@ -262,7 +265,7 @@ func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 	err := r.publisher.Publish(pctx, m)
 	cancel()
 	if errors.Is(err, outbox.ErrUnpublishable) {
-		return r.setAside(ctx, it, fmt.Errorf("publish message %s (%s): %w", m.ID, m.Kind, err), false)
+		return r.setAside(ctx, it, fmt.Errorf("publish message %s (%s): %w", m.ID, m.Kind, err), earlier)
 	}
 	if err != nil {
 		return false, fmt.Errorf("relay: publish message %s (%s): %w", m.ID, m.Kind, err)
@@ -291,10 +294,11 @@ func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 // (MovedUpdate); a copy is set aside in place (SetAsideInPlaceUpdate). A
 // crash between the copy and the mark leaves the item pending: the next
 // try finds the copy written and marks. dispatched says whether the
-// message may have reached its target (its window passed): the copy keeps
-// its first dispatch, so that a release still judges the window; a
-// message its target refused was not delivered, and its dispatch is
-// dropped. It reports false with an error
+// message may have reached its target (its window passed, or an earlier
+// try dispatched it and its answer was lost): the copy keeps its first
+// dispatch, so that a release still judges the window; a message its
+// target refused on its only dispatch was not delivered, and that
+// dispatch is dropped. It reports false with an error
 // matching [ErrSetAside] once the item is aside, or false and nil when a
 // condition showed that the item moved under it.
 func (r *Relay) setAside(ctx context.Context, it *outboxitem.Item, cause error, dispatched bool) (bool, error) {

@@ -183,3 +183,56 @@ func TestDiscardSetAside(t *testing.T) {
 		t.Errorf("%d sends; want none", n)
 	}
 }
+
+// TestRefusedAfterALostAnswerKeepsItsWindow: the FIFO message's first send
+// was delivered but its answer lost (its first dispatch is recorded); the
+// next try is refused every time (the relay's permission was withdrawn,
+// say). The message may have reached the queue, so the copy keeps its
+// first dispatch: released without resend once the window has passed, it
+// is set aside again rather than delivered a second time past the queue's
+// deduplication. Before, a refusal dropped the first dispatch and the
+// release delivered the message twice.
+func TestRefusedAfterALostAnswerKeepsItsWindow(t *testing.T) {
+	e := newEnv(t)
+	k := recordKey("o-1")
+	if err := e.accept(context.Background(), e.guard(t), "o-1"); err != nil {
+		t.Fatal(err)
+	}
+	e.targets.set(nil, func(m outbox.Message) error {
+		if m.Kind == outbox.KindSQSFIFO {
+			return errors.New("answer lost")
+		}
+		return nil
+	})
+	e.handle(t, e.relay, e.change(t, "INSERT", k))
+	e.targets.set(func(m outbox.Message) error {
+		if m.Kind == outbox.KindSQSFIFO {
+			return fmt.Errorf("AccessDenied: %w", outbox.ErrUnpublishable)
+		}
+		return nil
+	}, nil)
+	if err := e.relay.Publish(context.Background(), k); !errors.Is(err, relay.ErrSetAside) || !errors.Is(err, outbox.ErrUnpublishable) {
+		t.Fatalf("Publish = %v; want ErrSetAside for a refusal", err)
+	}
+	list, err := relay.ListSetAside(context.Background(), e.client, e.outbox)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("ListSetAside = %+v, %v", list, err)
+	}
+	if list[0].DispatchedAt.IsZero() {
+		t.Errorf("the copy forgot the first dispatch of a message that may have been delivered")
+	}
+	e.targets.set(nil, nil)
+	e.clock.Advance(outbox.FIFOWindow)
+	if err := relay.Release(context.Background(), e.client, e.outbox, list[0], false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.relay.Publish(context.Background(), list[0].Key); !errors.Is(err, relay.ErrSetAside) {
+		t.Errorf("released without resend past the window: Publish = %v; want set aside again", err)
+	}
+	e.targets.mu.Lock()
+	delivered := len(e.targets.fifo)
+	e.targets.mu.Unlock()
+	if delivered != 1 {
+		t.Errorf("the FIFO queue delivered the message %d times; want 1", delivered)
+	}
+}
