@@ -241,3 +241,15 @@ func perTenant(fn awslambda.Function) bool {
 	tc, _ := plain(awscdk.Stack_Of(fn).Resolve(cfn.TenancyConfig())).(map[string]any)
 	return tc["tenantIsolationMode"] == "PER_TENANT"
 }
+
+// refuseTenantMapping refuses an event source mapping from source to fn in
+// Lambda's tenant isolation mode, which Lambda invokes through its Invoke
+// API and API Gateway only: a mapping's invocations name no tenant, and
+// the bound function would refuse every one of them.
+func refuseTenantMapping(fn awslambda.Function, source string) error {
+	if perTenant(fn) {
+		return fmt.Errorf("%w: %s runs in Lambda's tenant isolation mode (TenancyConfig PER_TENANT), which event source mappings "+
+			"do not invoke with a tenant: %s cannot feed it", ErrInvalidProps, *fn.Node().Path(), source)
+	}
+	return nil
+}

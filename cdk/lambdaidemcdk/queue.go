@@ -167,6 +167,9 @@ func NewQueueSource(scope constructs.Construct, id string, props QueueSourceProp
 	if p.Function == nil || p.Table == nil {
 		return nil, fmt.Errorf("%w: NewQueueSource needs a Function and a Table", ErrInvalidProps)
 	}
+	if err := refuseTenantMapping(p.Function, "an SQS queue"); err != nil {
+		return nil, err
+	}
 	fnTimeout, err := functionTimeout(p.Function)
 	if err != nil {
 		return nil, err

@@ -222,6 +222,8 @@ func (p *StreamSourceProps) validate() error {
 	switch {
 	case p.Function == nil || p.Table == nil:
 		return fmt.Errorf("%w: NewStreamSource needs a Function and a Table", ErrInvalidProps)
+	case refuseTenantMapping(p.Function, "a stream") != nil:
+		return refuseTenantMapping(p.Function, "a stream")
 	case (p.Stream == nil) == (p.DynamoDBTable == nil):
 		return fmt.Errorf("%w: NewStreamSource needs exactly one of Stream (Kinesis) and DynamoDBTable", ErrInvalidProps)
 	case p.DynamoDBTable != nil && p.DynamoDBTable.TableStreamArn() == nil:

@@ -15,7 +15,8 @@ import (
 )
 
 // Bind declares tenants on a function in Lambda's tenant isolation mode,
-// and only there.
+// and only there; queue and stream sources, whose mappings invoke without
+// a tenant, refuse such a function.
 func TestBindDeclaresTenantsOfATenantIsolatedFunction(t *testing.T) {
 	stack := newStack(t)
 	table, err := lambdaidemcdk.NewTable(stack, "Idem", nil)
@@ -26,6 +27,11 @@ func TestBindDeclaresTenantsOfATenantIsolatedFunction(t *testing.T) {
 		Code:          awslambda.Code_FromAsset(jsii.String(cdktest.DummyZip(t)), nil),
 		TenancyConfig: awslambda.TenancyConfig_PER_TENANT(),
 	})
+	_, err = lambdaidemcdk.NewQueueSource(stack, "Orders", lambdaidemcdk.QueueSourceProps{Function: tenanted, Table: table})
+	assert.ErrorIs(t, err, lambdaidemcdk.ErrInvalidProps, "an SQS mapping invokes without a tenant")
+	_, err = lambdaidemcdk.NewStreamSource(stack, "Feed", lambdaidemcdk.StreamSourceProps{
+		Function: tenanted, Table: table, Stream: newKinesisStream(stack), StreamRetention: 24 * time.Hour})
+	assert.ErrorIs(t, err, lambdaidemcdk.ErrInvalidProps, "a stream mapping invokes without a tenant")
 	_, err = table.Bind(tenanted.CurrentVersion(), 24*time.Hour)
 	require.NoError(t, err)
 	other, err := lambdaidemcdk.NewTable(stack, "Other", nil)
