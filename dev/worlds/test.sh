@@ -2,7 +2,8 @@
 # Runs every DynamoDB-touching test suite in one DynamoDB world (make test-dynoxide, make test-embedded):
 # the tests of every package whose test binary links ddbtest (the kit's users, storetest over DynamoDB,
 # dev/integrationtest, the relay tests, the bounded chaos run with its linearizability check, the model's
-# replay, aws-verify's own tests), then aws-verify's LOCAL mode. ddbtest.Start, NewKit, OpenKit and Open
+# replay, aws-verify's own tests), then aws-verify's LOCAL mode. The benchmarks' tests (dev/bench) are left out:
+# they measure the embedded endpoint they start themselves. ddbtest.Start, NewKit, OpenKit and Open
 # read LAMBDAIDEM_WORLD (docs/testing.md, "Two worlds").
 #
 #   dev/worlds/test.sh dynoxide [module...]   default modules: every one but the library's (which cannot
@@ -51,7 +52,7 @@ start=$(date +%s)
 for m in "${modules[@]}"; do
   # shellcheck disable=SC2016 # a Go template, not a shell expression
   pkgs=$(cd "$m" && $GO list -test -f '{{$ddb := "github.com/lambdaidem/lambdaidem/ddbtest"}}{{if .ForTest}}{{.ForTest}}{{if eq .ForTest $ddb}} ddbtest{{end}}{{range .Deps}}{{if eq . $ddb}} ddbtest{{end}}{{end}}{{end}}' ./... |
-    awk '$2 == "ddbtest" {print $1}' | sort -u)
+    awk '$2 == "ddbtest" && $1 !~ /\/dev\/bench\// {print $1}' | sort -u)
   [ -n "$pkgs" ] || continue
   echo "go test ${WORLD_RACE:-} ($m, world $world)"
   # shellcheck disable=SC2086 # the package list and the flag split on purpose
