@@ -116,17 +116,7 @@ func TestUnpublishableIsSetAside(t *testing.T) {
 // window still counts); released with resend, it is published.
 func TestWindowPassedIsSetAside(t *testing.T) {
 	e := newEnv(t)
-	k := recordKey("o-1")
-	if err := e.accept(context.Background(), e.guard(t), "o-1"); err != nil {
-		t.Fatal(err)
-	}
-	e.targets.set(nil, func(m outbox.Message) error {
-		if m.Kind == outbox.KindSQSFIFO {
-			return errors.New("answer lost")
-		}
-		return nil
-	})
-	e.handle(t, e.relay, e.change(t, "INSERT", k))
+	k := e.fifoAnswerLost(t, "o-1")
 	e.targets.set(nil, nil)
 	e.clock.Advance(outbox.FIFOWindow)
 	if err := e.relay.Publish(context.Background(), k); !errors.Is(err, relay.ErrSetAside) || !errors.Is(err, outbox.ErrWindowPassed) && !strings.Contains(err.Error(), "deduplicates for") {
@@ -194,17 +184,7 @@ func TestDiscardSetAside(t *testing.T) {
 // release delivered the message twice.
 func TestRefusedAfterALostAnswerKeepsItsWindow(t *testing.T) {
 	e := newEnv(t)
-	k := recordKey("o-1")
-	if err := e.accept(context.Background(), e.guard(t), "o-1"); err != nil {
-		t.Fatal(err)
-	}
-	e.targets.set(nil, func(m outbox.Message) error {
-		if m.Kind == outbox.KindSQSFIFO {
-			return errors.New("answer lost")
-		}
-		return nil
-	})
-	e.handle(t, e.relay, e.change(t, "INSERT", k))
+	k := e.fifoAnswerLost(t, "o-1")
 	e.targets.set(func(m outbox.Message) error {
 		if m.Kind == outbox.KindSQSFIFO {
 			return fmt.Errorf("AccessDenied: %w", outbox.ErrUnpublishable)
@@ -235,4 +215,23 @@ func TestRefusedAfterALostAnswerKeepsItsWindow(t *testing.T) {
 	if delivered != 1 {
 		t.Errorf("the FIFO queue delivered the message %d times; want 1", delivered)
 	}
+}
+
+// fifoAnswerLost commits order key and runs the relay once on it, with
+// the FIFO message delivered and its answer lost: the item stays pending
+// at that message, its first dispatch recorded. It returns the record key.
+func (e *env) fifoAnswerLost(t *testing.T, key string) string {
+	t.Helper()
+	k := recordKey(key)
+	if err := e.accept(context.Background(), e.guard(t), key); err != nil {
+		t.Fatal(err)
+	}
+	e.targets.set(nil, func(m outbox.Message) error {
+		if m.Kind == outbox.KindSQSFIFO {
+			return errors.New("answer lost")
+		}
+		return nil
+	})
+	e.handle(t, e.relay, e.change(t, "INSERT", k))
+	return k
 }
