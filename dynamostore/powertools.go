@@ -107,11 +107,17 @@ type powertoolsEventKey struct{}
 // Go value (see [powertools.Config.Key]). Without a window it returns ctx.
 // An event for which Powertools keeps no record (powertools.ErrNoKey)
 // returns ctx too: there is nothing to honour. A selection that cannot be
-// encoded is an error.
+// encoded is an error, and so is an invocation of a Lambda tenant
+// (lambdaidem.Tenant): Powertools' keys name no tenant, so the old record
+// under one could be another tenant's, and the window fails closed
+// ([ErrPowertoolsTenant]).
 func (s *Store) WithPowertools(ctx context.Context, keySelection, validationSelection any) (context.Context, error) {
 	w := &s.opts.Powertools
 	if !w.enabled() {
 		return ctx, nil
+	}
+	if t := lambdaidem.Tenant(ctx); t != "" {
+		return ctx, fmt.Errorf("%w (tenant %q)", ErrPowertoolsTenant, t)
 	}
 	key, err := w.Config.Key(keySelection)
 	if errors.Is(err, powertools.ErrNoKey) {
@@ -128,6 +134,14 @@ func (s *Store) WithPowertools(ctx context.Context, keySelection, validationSele
 	}
 	return context.WithValue(ctx, powertoolsEventKey{}, ev), nil
 }
+
+// ErrPowertoolsTenant: a Powertools window met an invocation of a Lambda
+// tenant (tenant isolation mode). Powertools derives its record keys from
+// the function name and the event alone, so honouring them would let one
+// tenant's request be answered with another's old record; the request is
+// refused instead. Close the window (Until) for a function in tenant
+// isolation mode.
+var ErrPowertoolsTenant = errors.New("dynamostore: Powertools window: the invocation names a Lambda tenant, and Powertools' record keys name none; refused rather than answered from a record another tenant may have written")
 
 // PowertoolsHandler returns h with each event's Powertools key in its
 // context (see [Store.WithPowertools]), for a store with a
