@@ -9,6 +9,11 @@
 #   renewals  1 attempt as small, the clock to 9 ticks: room for two renewals
 #          (a late one applied after a later one, findings F4, also when both
 #          are capped at MaxRunTime); exhaustive
+#   two    2 concurrent attempts (either mode, two intents), the operator, the
+#          final retry, every fault kind once, clock to 4 ticks; exhaustive
+#   managed  2 renewing or standard attempts, MaxRunTime 6 (two leases), a
+#          retry horizon of 4 (shorter than MaxRunTime), clock to 6 ticks;
+#          exhaustive
 #
 # A bound may name overrides after commas: small,NATT=2,OPERATOR=0 is the
 # small search (hash compaction) with those model bounds (record.pml's
@@ -29,15 +34,17 @@ if ! command -v spin >/dev/null 2>&1; then
 	exit 1
 fi
 command -v cc >/dev/null 2>&1 || { echo "a C compiler (cc) is needed to build spin's verifier" >&2; exit 1; }
-bound=${1:?usage: check.sh small|full|renewals[,NAME=VALUE...] [-DFLAG...]}
+bound=${1:?usage: check.sh small|full|renewals|two|managed[,NAME=VALUE...] [-DFLAG...]}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 base=${bound%%,*}
 case $base in
 small) vars="NATT=1 TMAX=6 FAULTS=1"; cflags="-DHC4"; w=26; opt=-O0; mem=3000 ;;
-full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE"; w=29; opt=-O2; mem=3000 ;;
+full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE"; w=33; opt=-O2; mem=3000 ;;
 renewals) vars="NATT=1 TMAX=9 FAULTS=1"; cflags="-DHC4"; w=28; opt=-O2; mem=8000 ;;
-*) echo "check.sh: unknown bound $base (small, full or renewals)" >&2; exit 2 ;;
+two)   vars="NATT=2 TMAX=4 FAULTS=1"; cflags="-DHC4"; w=28; opt=-O2; mem=8000 ;;
+managed) vars="NATT=2 TMAX=6 FAULTS=1 MAXRUN=6 RH=4 OPERATOR=0 REUSE=0 OPTIMISTIC=0"; cflags="-DHC4"; w=28; opt=-O2; mem=8000 ;;
+*) echo "check.sh: unknown bound $base (small, full, renewals, two or managed)" >&2; exit 2 ;;
 esac
 if [ "$bound" != "$base" ]; then
 	for o in $(printf '%s\n' "${bound#*,}" | tr ',' ' '); do
@@ -66,6 +73,13 @@ if grep -q "errors: 0" pan.out; then
 	# a search cut short (memory or depth) proves nothing
 	if grep -qE "reached -DMEMLIM bound|max search depth too small|out of memory" pan.out; then
 		echo "check.sh: the search did not finish (see above): raise MODEL_MEMLIM (MB) or lower the bound" >&2
+		exit 3
+	fi
+	# a bitstate search with a low hash factor (bits per state) misses a share
+	# of the states: below MODEL_MIN_HF (default 16) it fails (raise w=N)
+	hf=$(sed -n 's/.*hash factor: *\([0-9]*\).*/\1/p' pan.out | head -1)
+	if [ -n "$hf" ] && [ "$hf" -lt "${MODEL_MIN_HF:-16}" ]; then
+		echo "check.sh: hash factor $hf is below ${MODEL_MIN_HF:-16}: the bitstate search missed too many states (raise w=N)" >&2
 		exit 3
 	fi
 	exit 0

@@ -58,12 +58,21 @@
 #endif
 
 /* ---- the time constants (ticks) ------------------------------------------ */
+#ifndef DL
 #define DL      1       /* the invocation's deadline, after its start */
+#endif
 #define MARGIN  2       /* Options.LeaseMargin (> 2*SKEW, docs/guarantees.md) */
 #define LEN     (DL+MARGIN) /* the lease: deadline + margin */
 #define SKEW    1       /* bound on any actor's clock error */
-#define MAXRUN  3       /* Options.MaxRunTime */
+#ifndef MAXRUN
+#define MAXRUN  3       /* Options.MaxRunTime (the managed bound: >= 2 leases) */
+#endif
+#ifndef RH
 #define RH      2       /* Options.RetryHorizon (short: records expire in the model) */
+#endif
+#ifndef LATES
+#define LATES   1       /* late writes in flight at once (1 or 2) */
+#endif
 #define TFINAL  (TMAX+LEN+2*MAXRUN+MARGIN+2) /* the final retry: every window has passed */
 #define INF     255     /* no TTL */
 
@@ -129,6 +138,33 @@ byte storedFp[3*N];      /* outcome -> the intent it was stored for: (c) */
 byte ntok;              /* the last attempt token handed out */
 byte finished;          /* attempts and operator that ended */
 bit  progressed;        /* the final retry got an answer: (e) */
+
+bit  opRead;             /* the operator has read the record */
+
+/*
+ * Reachability goals (model/goals.sh): -DGOAL=<id> turns the goal into an
+ * assertion that the model must violate at its bound; a bound that can no
+ * longer reach a goal proves less than it says (a vacuous property).
+ */
+#define G_SECOND_CLAIM     1   /* a claim applied while another attempt is in its handler */
+#define G_RESOLVE_DONE     2   /* the operator's resolve --done applied */
+#define G_RECONCILE_FINAL  3   /* the final retry reconciles (done or not done) */
+#define G_LATE_AFTER_READ  4   /* a late renewal applied after the operator's read */
+#define G_MARK_UNKNOWN     5   /* MarkUnknown applied */
+#define G_TAKEOVER         6   /* a claim applied over an INPROGRESS record */
+#define G_OPT_REFUSED      7   /* an optimistic commit refused */
+#define G_FENCED_OUT       8   /* an owner's commit of staged writes refused by the fence (a late one: a
+                                * live owner is never fenced out, the hold sees to it) */
+#define G_TWO_LATE         9   /* two late writes in flight at once */
+#define G_NOTDONE_REDISPATCH 10 /* a dispatch after a "not done" released the record */
+#define G_TTL_INPROG      11   /* TTL deletion of an INPROGRESS record */
+#define G_RENEW_CAPPED    12   /* a renewal capped at MaxRunTime applied */
+#ifdef GOAL
+bit goalReached;
+#define REACH(id, cond) if :: GOAL == id && (cond) -> goalReached = 1; assert(!goalReached) :: else fi
+#else
+#define REACH(id, cond) skip
+#endif
 
 /* outcomes: attempt i's handler OUT(i); its reconcile function REC(i); the operator */
 #define OUT(i)  (i)
@@ -251,8 +287,13 @@ bit  progressed;        /* the final retry got an answer: (e) */
 #define L_NONE   0
 #define L_RENEW  1
 #define L_COMMIT 2
-byte late;              /* what is in flight */
-byte lme, ltok, lc, lwant, lhold, lexp, lout, lsent; bit lext, lclaim;
+/* what is in flight, in LATES slots (two late writes: findings of issue 33,
+ * the operator's UnchangedCondition without hold_until and renewed_at) */
+byte late[2];
+byte lme[2], ltok[2], lc[2], lwant[2], lhold[2], lexp[2], lout[2], lsent[2]; bit lext[2], lclaim[2];
+/* a free slot, if any */
+#define lateFree (late[0] == L_NONE || (LATES > 1 && late[1] == L_NONE))
+#define lslot (late[0] == L_NONE -> 0 : 1)
 
 /* ---- faults --------------------------------------------------------------- */
 #define F_NONE      0   /* answered */
@@ -300,6 +341,8 @@ inline claimUpdate(pme, ptok, pc, plea, phold, pexp, pok) {
 	if
 	:: claimOK(pc) ->
 		NOT_RUNNING_BUT(pme);   /* (f) */
+		REACH(G_SECOND_CLAIM, (inHandler[1] && pme != 1) || (inHandler[2] && pme != 2) || (inHandler[3] && pme != 3));
+		REACH(G_TAKEOVER, r.st == INPROG);
 		r.st = INPROG; r.tok = ptok; r.lease = plea; r.hold = phold; r.exp = pexp; r.ext = 0;
 		r.fp = fp[pme]; r.out = 0; holder = ptok; pok = 1
 	:: else -> pok = 0
@@ -316,6 +359,8 @@ inline claimPut(pme, ptok, pc, plea, phold, pexp, pok) {
 	if
 	:: replaceOK(pc) ->
 		NOT_RUNNING_BUT(pme);
+		REACH(G_SECOND_CLAIM, (inHandler[1] && pme != 1) || (inHandler[2] && pme != 2) || (inHandler[3] && pme != 3));
+		REACH(G_TAKEOVER, r.st == INPROG);
 		OVERWRITE;
 		r.st = INPROG; r.tok = ptok; r.lease = plea; r.hold = phold; r.exp = pexp; r.ext = 0;
 		r.renewed = 0; r.fp = fp[pme]; r.out = 0; holder = ptok; pok = 1
@@ -378,7 +423,7 @@ inline commitApply(pme, ptok, pc, pexp, po, pclaim, pfx, pok) {
 		fi;
 		r.st = COMPLETED; r.tok = ptok; r.exp = pexp; r.ext = 0; r.lease = 0; r.hold = 0;
 		r.renewed = 0; r.fp = fp[pme]; r.out = po; storedFp[po] = fp[pme]; pok = 1
-	:: else -> pok = 0
+	:: else -> REACH(G_FENCED_OUT, !pclaim && pfx); pok = 0
 	fi
 }
 
@@ -403,7 +448,7 @@ inline markExternal(ptok, pok) {
 #endif
 inline markUnknown(ptok, pc, pok) {
 	if
-	:: runningOK(ptok) -> r.st = UNKNOWN; r.exp = unknownExp(pc); pok = 1
+	:: runningOK(ptok) -> r.st = UNKNOWN; r.exp = unknownExp(pc); pok = 1; REACH(G_MARK_UNKNOWN, 1)
 	:: else -> pok = 0
 	fi
 }
@@ -439,6 +484,7 @@ inline markUnknown(ptok, pc, pok) {
 inline renew(pme, ptok, pc, pwant, phold, pexp, pext, psent, pok) {
 	if
 	:: runningOK(ptok) && renewLease(pc) && renewExtOK(pext) && renewForward(pc) ->
+		REACH(G_RENEW_CAPPED, r.lease == pwant);
 		r.lease = pwant; r.hold = phold; r.renewed = pc; pok = 1;
 		/* a renewal that got through is a sign of life at its sending (a late one
 		 * applied after a later one is no later sign) */
@@ -602,9 +648,9 @@ reconcile:
 	atomic {
 		STEP(me); otok = cur.tok; ok = 0; err = 0;
 		if
-		:: landed > 0 -> printf("EV %d reconcile done\n", me)
+		:: landed > 0 -> printf("EV %d reconcile done\n", me); REACH(G_RECONCILE_FINAL, me == FINAL)
 		:: landed == 0 && inflight == 0 ->
-			printf("EV %d reconcile notdone\n", me);
+			printf("EV %d reconcile notdone\n", me); REACH(G_RECONCILE_FINAL, me == FINAL);
 			/* not done: Store.Release fenced on the owner's token; then claim again */
 			W1(me, f, release(otok, 1, ok), W_RELEASE, err);
 			goto notDone
@@ -643,16 +689,18 @@ owned:
 			:: c <= until && hung > until ->
 				want = (c + llen < hung -> c + llen : hung); sent = now;
 				hold = ownerHold(want, c, 1);
+#ifndef MUT_RENEW_TTL
 				exp = (exp > expiryFor(c, hold, 0) -> exp : expiryFor(c, hold, 0));  /* maxTime(expires, ExpiryFor(now, hold, 0)) */
+#endif
 				pickFault(f, me);
 				if
-				:: LATE && faults > 0 && me != FINAL -> faults--; f = F_LATE
+				:: LATE && faults > 0 && me != FINAL && lateFree -> faults--; f = F_LATE
 				:: true
 				fi;
 				if
 				:: f == F_ERR -> err = 1
-				:: f == F_LATE -> err = 1; late = L_RENEW; lme = me; ltok = tok; lc = c; lwant = want; lsent = now;
-					lhold = hold; lexp = exp; lext = beganExt
+				:: f == F_LATE -> err = 1; REACH(G_TWO_LATE, !lateFree || late[0] != L_NONE); v = lslot; late[v] = L_RENEW; lme[v] = me; ltok[v] = tok; lc[v] = c;
+					lwant[v] = want; lsent[v] = now; lhold[v] = hold; lexp[v] = exp; lext[v] = beganExt; v = 0
 				:: else -> renew(me, tok, c, want, hold, exp, beganExt, now, ok)
 				fi;
 				printf("EV %d w %d f=%d ok=%d\n", me, W_RENEW, f, ok)
@@ -689,7 +737,7 @@ owned:
 	:: beganExt && !dispatchedBy[me] ->
 #endif
 		/* the handler's external call (with Attempt.OperationKey) */
-		atomic { STEP(me); assert(dispatchOK); dispatchOK = 0; inflight++; dispatchedBy[me] = 1;
+		atomic { STEP(me); assert(dispatchOK); REACH(G_NOTDONE_REDISPATCH, landed + inflight > 0); dispatchOK = 0; inflight++; dispatchedBy[me] = 1;
 			printf("EV %d dispatch\n", me) }
 	:: break                                    /* the handler returns */
 #ifdef LEAKS
@@ -738,14 +786,15 @@ resend:
 		:: faults > 0 && me != FINAL -> faults--; f = F_LOSTERR
 		:: faults > 0 && me != FINAL -> faults--; f = F_LOSTRETRY
 		:: faults > 0 && me != FINAL -> faults--; f = F_ERR
-		:: LATE && faults > 0 && me != FINAL && late == L_NONE -> faults--; f = F_LATE
+		:: LATE && faults > 0 && me != FINAL && lateFree -> faults--; f = F_LATE
 		:: faults > 0 && me != FINAL -> faults--; f = F_CONFLICT
 		:: me == FINAL && sends == 1 -> f = F_CONFLICT
 		fi;
 		if
 		:: f == F_CONFLICT -> goto cancelled
 		:: f == F_ERR -> printf("EV %d w %d f=1 ok=0\n", me, W_COMMIT); goto commitFailed
-		:: f == F_LATE -> late = L_COMMIT; lme = me; ltok = tok; lc = c; lexp = exp; lout = OUT(me); lclaim = isOpt;
+		:: f == F_LATE -> v = lslot; late[v] = L_COMMIT; lme[v] = me; ltok[v] = tok; lc[v] = c; lexp[v] = exp;
+			lout[v] = OUT(me); lclaim[v] = isOpt; v = 0;
 			printf("EV %d w %d f=5 ok=0\n", me, W_COMMIT); goto commitFailed
 		:: else
 		fi;
@@ -761,7 +810,7 @@ resend:
 	if
 	:: ok -> out = OUT(me); goto answer
 	:: !ok && ownLostCommit(cur, tok, OUT(me)) -> out = OUT(me); goto answer
-	:: else -> goto commitRefused
+	:: else -> REACH(G_OPT_REFUSED, isOpt); goto commitRefused
 	fi;
 
 cancelled:
@@ -858,17 +907,26 @@ end:
 	}
 }
 
+/* UnchangedCondition (dynamostore/records_expr.go): the record as read, its
+ * hold_until and renewed_at included (issue 32 item 5): two renewals capped
+ * at MaxRunTime write the same lease, and on an external record no
+ * expiration, so without them a renewal that lands after the operator's
+ * read holds the record again and the operator settles it anyway
+ * (-DMUT_UNCHANGED_HOLD: the condition before that fix) */
 #ifdef MUT_UNCHANGED
 #define unchanged(x) 1
-#else
+#elif defined(MUT_UNCHANGED_HOLD)
 #define unchanged(x) (r.st == x.st && r.tok == x.tok && r.exp == x.exp && r.lease == x.lease && r.ext == x.ext)
+#else
+#define unchanged(x) (r.st == x.st && r.tok == x.tok && r.exp == x.exp && r.lease == x.lease && r.ext == x.ext && \
+	r.hold == x.hold && r.renewed == x.renewed)
 #endif
 #ifdef MUT_OPERATOR_GATE
 #define opJudge(x, c) (ownerMayRun(x, c) && (x.st == UNKNOWN || x.ext) -> V_RECONCILE : judge(x, c))
 #else
 #define opJudge(x, c) judge(x, c)
 #endif
-#define RESOLVE_DONE if :: unchanged(cur) -> OVERWRITE; r.st = COMPLETED; r.exp = exp; r.ext = 0; r.lease = 0; \
+#define RESOLVE_DONE if :: unchanged(cur) -> REACH(G_RESOLVE_DONE, 1); OVERWRITE; r.st = COMPLETED; r.exp = exp; r.ext = 0; r.lease = 0; \
 	r.hold = 0; r.renewed = 0; r.out = OPOUT; storedFp[OPOUT] = r.fp; ok = 1 :: else -> ok = 0 fi
 #define RESOLVE_NOTDONE if :: unchanged(cur) -> assert(noDispatcher); OVERWRITE; CLEAR(r); holder = 0; dispatchOK = 1; ok = 1 :: else -> ok = 0 fi
 #define FORGET if :: unchanged(cur) -> opCommits = 0; dispatchOK = 1; CLEAR(r); holder = 0; ok = 1 :: else -> ok = 0 fi
@@ -885,7 +943,7 @@ proctype Operator() {
 		 * otherwise mostly read before the first claim, or a held record) */
 		(r.st != ABSENT && !ownerMayRun(r, clk(OPID))) || (finished >= NATT && (r.st == ABSENT || now == TMAX)) ->
 #endif
-		c = clk(OPID); COPY(cur, r); v = opJudge(cur, c); printf("EV %d opread v=%d\n", me, v) }
+		c = clk(OPID); COPY(cur, r); v = opJudge(cur, c); opRead = 1; printf("EV %d opread v=%d\n", me, v) }
 	if
 	:: v == V_RECONCILE && landed > 0 ->
 		/* resolve --done: PutItem of the completed item under the owner's token */
@@ -906,18 +964,41 @@ proctype Operator() {
 	atomic { finished++; skew[OPID] = 0; CLEAR(cur); c = 0; f = 0; exp = 0; ok = 0; err = 0; me = 0; v = 0 }
 }
 
+#define INVARIANT ((r.st != INPROG || r.ext || (r.exp > r.hold && r.exp > r.lease)) && \
+	((r.st != UNKNOWN && !(r.st == INPROG && r.ext)) || r.exp == INF))
+
+/* a late write applied: slot i */
+inline lateRenew(i, ok) {
+	renew(lme[i], ltok[i], lc[i], lwant[i], lhold[i], lexp[i], lext[i], lsent[i], ok);
+	REACH(G_LATE_AFTER_READ, ok && opRead);
+	late[i] = L_NONE; lme[i] = 0; ltok[i] = 0; lc[i] = 0; lwant[i] = 0; lhold[i] = 0; lexp[i] = 0; lext[i] = 0; lsent[i] = 0;
+	printf("EV 0 late %d ok=%d\n", L_RENEW, ok); ok = 0
+}
+inline lateCommit(i, ok) {
+	commitApply(lme[i], ltok[i], lc[i], lexp[i], lout[i], lclaim[i], 1, ok);
+	late[i] = L_NONE; lme[i] = 0; ltok[i] = 0; lc[i] = 0; lexp[i] = 0; lout[i] = 0; lclaim[i] = 0;
+	printf("EV 0 late %d ok=%d\n", L_COMMIT, ok); ok = 0
+}
+
 /* DynamoDB's TTL deletion (any time after expiry), the clock, the downstream system */
 proctype Env() {
 	bit ok;
 end:
 	do
+#ifndef SIM
+	/* the per-state invariants, in every state: an INPROGRESS record without
+	 * the external mark expires only after its hold and its lease (ExpiryFor);
+	 * an UNKNOWN or external record never expires (a self-loop: no new state;
+	 * left out of model/replay's random samples, which it would only slow) */
+	:: assert(INVARIANT)
+#endif
 	:: atomic { SIMTICK now < TMAX -> now++; SIMTOCK printf("EV 0 tick %d\n", now) }
-	:: atomic { r.st != ABSENT && r.exp != INF && now > r.exp -> OVERWRITE; CLEAR(r); holder = 0;
+	:: atomic { r.st != ABSENT && r.exp != INF && now > r.exp -> OVERWRITE; REACH(G_TTL_INPROG, r.st == INPROG); CLEAR(r); holder = 0;
 		printf("EV 0 ttl\n") }
-	:: atomic { late == L_RENEW -> renew(lme, ltok, lc, lwant, lhold, lexp, lext, lsent, ok); late = L_NONE;
-		printf("EV 0 late %d ok=%d\n", L_RENEW, ok); ok = 0 }
-	:: atomic { late == L_COMMIT -> commitApply(lme, ltok, lc, lexp, lout, lclaim, 1, ok); late = L_NONE;
-		printf("EV 0 late %d ok=%d\n", L_COMMIT, ok); ok = 0 }
+	:: atomic { late[0] == L_RENEW -> lateRenew(0, ok) }
+	:: atomic { late[0] == L_COMMIT -> lateCommit(0, ok) }
+	:: atomic { late[1] == L_RENEW -> lateRenew(1, ok) }
+	:: atomic { late[1] == L_COMMIT -> lateCommit(1, ok) }
 #ifdef LEAKS
 	:: atomic { leaked[1] && alive(1) -> assert(dispatchOK); dispatchOK = 0; inflight++; leaked[1] = 0;
 		printf("EV 1 dispatch\n") }
