@@ -61,7 +61,6 @@ guards=${*:-$(printf '%s\n' "$list" | cut -d' ' -f1)}
 #  OWN_LOST_COMMIT      small,NATT=2,TMAX=5,FAULTS=0,OPTIMISTIC=0,REUSE=0             ownLostCommit: our token AND our outcome bytes (op.commit, op.reconcile)
 #  NEW_TOKEN            small                                                  Store.transact: a new ClientRequestToken after a cancellation
 #  RENEW_TTL            small,TMAX=8,MAXRUN=6,RH=4                             renewOnce: maxTime(expires, ExpiryFor(now, hold, 0)), each renewal moves the expiration past its hold (the per-state invariant; Go: make mutate RENEW_TTL)
-#  UNCHANGED_HOLD       small,TMAX=11,MAXRUN=6,RH=4,FAULTS=2,LATES=2,REUSE=0   UnchangedCondition also compares hold_until and renewed_at (issue 32 item 5; off: the condition as v0.2.0 has it)
 #  ASSUME_RETURNED      small                                                  the assumption, not a guard: a handler that has returned has no call in flight (off: -DLEAK_AFTER_RETURN, findings F3)
 fail=0
 printf '%-20s %-11s %-6s %-7s %s\n' guard property depth seconds "bound"
