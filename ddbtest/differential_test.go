@@ -66,9 +66,41 @@ func send(t *testing.T, url string, s step) (int, []byte) {
 var comparedMembers = []string{"Item", "Items", "Attributes", "Count", "ScannedCount", "LastEvaluatedKey",
 	"TableNames", "LastEvaluatedTableName", "Responses", "UnprocessedItems"}
 
-// answer is what the test compares of one answer: a canonical text per
-// compared member.
-func answer(op string, status int, body []byte) map[string]string {
+// answer is what the test compares of one answer to a request (op, req):
+// a canonical text per compared member.
+func answer(op string, req []byte, status int, body []byte) map[string]string {
+	m0 := answerOf(op, status, body)
+	if (op == "Scan" || op == "Query") && status == http.StatusOK && !comparablePage(op, req) {
+		// Which items a Scan page or segment holds depends on the order of
+		// a Scan, which DynamoDB does not define (it follows a hash of the
+		// partition key): only that it succeeded is compared.
+		return map[string]string{"status": m0["status"]}
+	}
+	return m0
+}
+
+// comparablePage reports whether the answer to a Scan or Query (req) is
+// the same in every DynamoDB: a Query (key order is defined), or a Scan of
+// the whole table in one page (no Limit, ExclusiveStartKey or Segment),
+// whose items are compared without their order.
+func comparablePage(op string, req []byte) bool {
+	if op == "Query" {
+		return true
+	}
+	var in map[string]json.RawMessage
+	if json.Unmarshal(req, &in) != nil {
+		return false
+	}
+	for _, k := range []string{"Limit", "ExclusiveStartKey", "Segment", "TotalSegments"} {
+		if _, ok := in[k]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// answerOf is what the test compares of one answer.
+func answerOf(op string, status int, body []byte) map[string]string {
 	out := map[string]string{"status": strconv.Itoa(status / 100 * 100)}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil {
@@ -76,9 +108,11 @@ func answer(op string, status int, body []byte) map[string]string {
 		return out
 	}
 	if status != http.StatusOK {
-		typ := ""
+		typ, msg := "", ""
 		_ = json.Unmarshal(m["__type"], &typ)
+		_ = json.Unmarshal(m["message"], &msg)
 		out["code"] = typ[strings.LastIndex(typ, "#")+1:]
+		out["_message"] = msg // not compared: for the known departures
 		var reasons []struct {
 			Code string
 			Item json.RawMessage
@@ -97,7 +131,7 @@ func answer(op string, status int, body []byte) map[string]string {
 		if !ok || (k == "UnprocessedItems" && string(v) == "{}") || (k == "LastEvaluatedKey" && string(v) == "{}") {
 			continue
 		}
-		if k == "Items" && op == "BatchGetItem" || k == "Responses" {
+		if k == "Items" && op == "Scan" || k == "Responses" {
 			out[k] = canonUnordered(v)
 			continue
 		}
@@ -138,12 +172,16 @@ func sortSets(v any) any {
 	return v
 }
 
-// canonUnordered is canon for a map of lists whose order DynamoDB does not
-// promise (BatchGetItem's Responses).
+// canonUnordered is canon for a list, or a map of lists, whose order
+// DynamoDB does not promise (a Scan's Items, BatchGetItem's Responses).
 func canonUnordered(b []byte) string {
 	var m map[string][]json.RawMessage
 	if json.Unmarshal(b, &m) != nil {
-		return canon(b)
+		var l []json.RawMessage
+		if json.Unmarshal(b, &l) != nil {
+			return canon(b)
+		}
+		m = map[string][]json.RawMessage{"": l}
 	}
 	out := map[string][]string{}
 	for k, l := range m {
@@ -167,7 +205,7 @@ func differences(a, b map[string]string) []string {
 	}
 	var out []string
 	for k := range keys {
-		if a[k] != b[k] {
+		if a[k] != b[k] && !strings.HasPrefix(k, "_") {
 			out = append(out, fmt.Sprintf("%s: embedded %s, dynoxide %s", k, short(a[k]), short(b[k])))
 		}
 	}
@@ -192,21 +230,70 @@ func answers(t *testing.T, url string, steps []step) []map[string]string {
 	out := make([]map[string]string, len(steps))
 	for i, s := range steps {
 		status, body := send(t, url, s)
-		out[i] = answer(s.Op, status, body)
+		out[i] = answer(s.Op, s.Body, status, body)
 	}
 	return out
 }
 
 // compare returns every difference between the answers of two worlds to
-// a stream, one line per step that differs.
-func compare(steps []step, embedded, dynoxide []map[string]string) []string {
+// a stream, one line per step that differs, but for the differences a
+// known departure explains, which it only logs.
+func compare(t *testing.T, steps []step, embedded, dynoxide []map[string]string) []string {
 	var out []string
 	for i, s := range steps {
-		if d := differences(embedded[i], dynoxide[i]); len(d) > 0 {
-			out = append(out, fmt.Sprintf("step %d %s %s:\n  %s", i, s.Op, short(string(s.Body)), strings.Join(d, "\n  ")))
+		d := differences(embedded[i], dynoxide[i])
+		if len(d) == 0 {
+			continue
 		}
+		line := fmt.Sprintf("step %d %s %s:\n  %s", i, s.Op, short(string(s.Body)), strings.Join(d, "\n  "))
+		if k := knownDeparture(embedded[i], dynoxide[i]); k != "" {
+			t.Logf("known departure %s: %s", k, line)
+			continue
+		}
+		out = append(out, line)
 	}
 	return out
+}
+
+// The known departures: differences between the worlds the proxy does not
+// correct, each shown by TestKnownDepartures (which fails once the
+// embedded world stops departing, so that the allowance goes too). Neither
+// meets a record the library writes; both were met only by
+// TestDecodeMalformedRecords, which stores items the library never writes.
+const (
+	// departEmptyContainer: minidyn stores an empty List or Map without its
+	// type, and returns it as {} where DynamoDB returns {"L": []} or
+	// {"M": {}} ("Supported data types", Document types: "an empty List or
+	// Map is allowed").
+	departEmptyContainer = "EmptyListOrMapUntyped"
+	// departConditionTypes: minidyn refuses a condition that compares
+	// values of different types (a Number attribute with a String value, a
+	// List with a Number) with a ValidationException ("Syntax error: ...
+	// operand is not a number", "type mismatch: L >= N"); DynamoDB evaluates such a comparison as false ("Comparison
+	// operator and function reference": comparisons are between values of
+	// the same type), so that the condition fails or holds as written.
+	departConditionTypes = "ConditionComparesTypes"
+)
+
+// knownDeparture names the known departure that explains the difference
+// between an embedded and a Dynoxide answer, or "".
+func knownDeparture(embedded, dynoxide map[string]string) string {
+	if embedded["code"] == "ValidationException" && strings.HasPrefix(embedded["_message"], "Syntax error: ERROR:") &&
+		(strings.Contains(embedded["_message"], "operand is not a") || strings.Contains(embedded["_message"], "type mismatch")) &&
+		(dynoxide["code"] == "ConditionalCheckFailedException" || dynoxide["status"] == "200") {
+		return departConditionTypes
+	}
+	untyped := strings.NewReplacer(`{"L":[]}`, `{}`, `{"M":{}}`, `{}`)
+	same := true
+	for _, k := range comparedMembers {
+		if embedded[k] != untyped.Replace(dynoxide[k]) {
+			same = false
+		}
+	}
+	if same && embedded["status"] == dynoxide["status"] && embedded["code"] == dynoxide["code"] {
+		return departEmptyContainer
+	}
+	return ""
 }
 
 // embeddedURL serves a fresh embedded world for t: minidyn behind the
