@@ -56,12 +56,8 @@ func TestFunctionURL(t *testing.T) {
 	const timeout = 2 * time.Second
 	log := newLogFile(t, filepath.Join(work, "function.log"))
 	fn, err := rie.Start(ctx, rie.Options{
-		RIE: rieBin, Bootstrap: bin, Name: "payments-url", Timeout: timeout, Log: log,
-		Env: map[string]string{
-			"AWS_ENDPOINT_URL_DYNAMODB": ddb.URL, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-			"AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
-			"IDEMPOTENCY_TABLE": idemTable, "PAYMENTS_TABLE": payTable,
-		},
+		RIE: rieBin, Bootstrap: bin, Name: "payments-url", Timeout: timeout, Log: log, DynamoDBEndpoint: ddb.URL,
+		Env: map[string]string{"IDEMPOTENCY_TABLE": idemTable, "PAYMENTS_TABLE": payTable},
 	})
 	if err != nil {
 		t.Fatal(err)

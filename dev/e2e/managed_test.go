@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -115,10 +114,8 @@ func managedChargeOutlivesTimeout(t *testing.T, s *stack) {
 	const timeout, margin = 2 * time.Second, time.Second
 	fo := rie.Options{
 		RIE: rieBin, Bootstrap: bin, Name: "slowcharge", Timeout: timeout, MaxConcurrency: 4,
-		Log: lockedWriter{&logMu, &log},
+		Log: lockedWriter{&logMu, &log}, DynamoDBEndpoint: emb.DynamoDB.URL,
 		Env: map[string]string{
-			"AWS_ENDPOINT_URL_DYNAMODB": emb.DynamoDB.URL, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-			"AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
 			"IDEMPOTENCY_TABLE": emb.PaymentsIdempotencyTable, "PAYMENTS_TABLE": emb.PaymentsTable,
 			"PROVIDER_URL": srv.URL, "LEASE_MARGIN": margin.String(),
 		},

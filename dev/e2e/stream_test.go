@@ -89,16 +89,11 @@ func startStreamStack(t *testing.T) *streamStack {
 		t.Fatal(err)
 	}
 	env := map[string]string{
-		"AWS_ENDPOINT_URL_DYNAMODB":   s.ddb.URL,
-		"AWS_ACCESS_KEY_ID":           "test",
-		"AWS_SECRET_ACCESS_KEY":       "test",
-		"AWS_REGION":                  "us-east-1",
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_CONFIG_FILE":             os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-		"IDEMPOTENCY_TABLE":           "ledger-idempotency",
-		"LEDGER_TABLE":                s.ledger,
-		"IDEMPOTENCY_TTL":             "24h", // the streams' retention
+		// What Lambda sets (credentials, region) comes from rie.Environment.
+		"AWS_ENDPOINT_URL_DYNAMODB": s.ddb.URL,
+		"IDEMPOTENCY_TABLE":         "ledger-idempotency",
+		"LEDGER_TABLE":              s.ledger,
+		"IDEMPOTENCY_TTL":           "24h", // the streams' retention
 	}
 	s.fn, err = rie.Start(ctx, rie.Options{
 		RIE: rieBin, Bootstrap: bin, Name: "ledger", Timeout: streamFunctionTimeout, Log: log, Env: env,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -181,14 +180,9 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (_ *Embedded, err err
 	}
 
 	common := map[string]string{
-		"AWS_ENDPOINT_URL_DYNAMODB":   e.DynamoDB.URL,
-		"AWS_ACCESS_KEY_ID":           "test",
-		"AWS_SECRET_ACCESS_KEY":       "test",
-		"AWS_REGION":                  "us-east-1",
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_CONFIG_FILE":             os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-		"IDEMPOTENCY_TTL":             o.IdempotencyTTL.String(),
+		// What Lambda sets (credentials, region) comes from rie.Environment.
+		"AWS_ENDPOINT_URL_DYNAMODB": e.DynamoDB.URL,
+		"IDEMPOTENCY_TTL":           o.IdempotencyTTL.String(),
 	}
 	payEnv := with(common, map[string]string{"IDEMPOTENCY_TABLE": e.PaymentsIdempotencyTable, "PAYMENTS_TABLE": e.PaymentsTable})
 	ordEnv := with(common, map[string]string{"IDEMPOTENCY_TABLE": e.OrdersIdempotencyTable, "ORDERS_TABLE": e.OrdersTable})
