@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
 	"github.com/lambdaidem/lambdaidem/lambdaidem/powertools"
 )
 
@@ -83,6 +84,10 @@ func ReadPowertoolsEnv(getenv func(string) string) (PowertoolsWindow, error) {
 		if err := w.Config.Validate(); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", EnvPowertoolsHashFunction, err))
 		}
+	}
+	if tenants, _ := lambdaidem.TenantsDeclared(getenv); tenants {
+		problems = append(problems, fmt.Sprintf("%s=%s (tenant isolation mode) with a Powertools window (%s): Powertools' record keys name no tenant, so every invocation would be refused (%v)",
+			lambdaidem.TenantsEnv, lambdaidem.TenantsRequired, EnvPowertoolsUntil, ErrPowertoolsTenant))
 	}
 	if len(problems) > 0 {
 		return PowertoolsWindow{}, fmt.Errorf("%w: %s", ErrEnvironment, strings.Join(problems, "; "))
