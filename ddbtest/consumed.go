@@ -122,7 +122,9 @@ func (p *Proxy) meterWrite(dep Departures, op string, header http.Header, body [
 	return resp, map[string]Capacity{table: {Write: writeUnits(size)}}
 }
 
-// meterPage charges a Query or Scan page for the items it returned.
+// meterPage charges a Query or Scan page for the items it returned; a
+// Select COUNT page, which returns none, for the items it would have
+// returned (read again, in the serialization, without Select).
 func (p *Proxy) meterPage(dep Departures, op string, header http.Header, body []byte, in map[string][]byte) (response, map[string]Capacity) {
 	resp := p.serve(dep, op, header, body)
 	if resp.status != http.StatusOK {
@@ -132,8 +134,17 @@ func (p *Proxy) meterPage(dep Departures, op string, header http.Header, body []
 	if err != nil {
 		return resp, nil
 	}
+	items := list(out["Items"])
+	if _, returned := out["Items"]; !returned && text(in["Select"]) == "COUNT" {
+		counted := dep
+		counted.NoScanCounts = true
+		read := p.page(counted, op, header, edit(body, func(m map[string][]byte) { delete(m, "Select") }))
+		if o, err := object(read.body); err == nil && read.status == http.StatusOK {
+			items = list(o["Items"])
+		}
+	}
 	total := 0
-	for _, it := range list(out["Items"]) {
+	for _, it := range items {
 		n, _ := itemSize(it)
 		total += n
 	}

@@ -267,3 +267,31 @@ func TestConsumedCapacityDepartureKeepsTheEmulators(t *testing.T) {
 			p.Backend().Name, out.ConsumedCapacity, p.Consumed(), wantAnswer)
 	}
 }
+
+// A Select COUNT page returns no items but reads them: it is charged as the
+// same page without Select ("Capacity unit consumption for read
+// operations": Query and Scan consume capacity for the data they read).
+func TestConsumedCapacityOfCount(t *testing.T) {
+	ep := ddbtest.Start(t)
+	c := ep.Client()
+	table := newTable(t, c)
+	ctx := context.Background()
+	for _, pk := range []string{"a", "b", "c"} {
+		put(t, c, table, sized(pk, 3*kb))
+	}
+	scan := func(sel types.Select) *dynamodb.ScanOutput {
+		out, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table), Select: sel, ConsistentRead: aws.Bool(true),
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	all, count := scan(""), scan(types.SelectCount)
+	if count.Items != nil || count.Count != 3 || count.ScannedCount != 3 {
+		t.Fatalf("COUNT answered %d items, Count %d, ScannedCount %d; want no items, 3, 3", len(count.Items), count.Count, count.ScannedCount)
+	}
+	if got, want := capacityUnits(t, count.ConsumedCapacity), capacityUnits(t, all.ConsumedCapacity); got != want || want != 3 {
+		t.Errorf("COUNT consumed %v units, the same scan with its items %v; want both 3 (9 KB read consistently)", got, want)
+	}
+}
