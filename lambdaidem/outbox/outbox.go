@@ -156,8 +156,10 @@ type SNSFIFO struct {
 // [IDAttribute].
 type EventBridge struct {
 	// EventBus is the bus's name or ARN; "" is the account's default bus.
-	EventBus   string
-	Source     string
+	EventBus string
+	// Source names the event's origin; it may not start with "aws.".
+	Source string
+	// DetailType classifies the event, at most 128 characters.
 	DetailType string
 	// Detail is the event's detail, a JSON object.
 	Detail string
@@ -256,6 +258,13 @@ const (
 	// maxGroupID: a FIFO MessageGroupId has up to 128 characters, each
 	// alphanumeric or punctuation (SendMessage, Publish).
 	maxGroupID = 128
+	// maxDetailType: an EventBridge DetailType is a "free-form string,
+	// with a maximum of 128 characters" (PutEventsRequestEntry,
+	// https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html).
+	maxDetailType = 128
+	// reservedSource: an EventBridge Source starting so is AWS's own; a
+	// custom event with it is refused (PutEventsRequestEntry).
+	reservedSource = "aws."
 	// maxAttributeName: a message attribute's name has up to 256
 	// characters (SQS and SNS message attributes).
 	maxAttributeName = 256
@@ -302,6 +311,10 @@ func message(t any) (Message, error) {
 			return m, invalid("an EventBridge event needs a Source")
 		case t.DetailType == "":
 			return m, invalid("an EventBridge event needs a DetailType")
+		case utf8.RuneCountInString(t.DetailType) > maxDetailType:
+			return m, invalid("DetailType has %d characters; EventBridge allows %d", utf8.RuneCountInString(t.DetailType), maxDetailType)
+		case strings.HasPrefix(t.Source, reservedSource):
+			return m, invalid("Source %q: the prefix %q is reserved for AWS services' events", t.Source, reservedSource)
 		}
 	case Item:
 		m = Message{Kind: KindItem, Target: t.Target, Body: t.Body, Attributes: maps.Clone(t.Attributes), Window: t.Window}

@@ -231,6 +231,18 @@ func TestStageValidates(t *testing.T) {
 		},
 		// A consumer decoding the detail with encoding/json reads these as
 		// the relay's id field.
+		// PutEventsRequestEntry (EventBridge API Reference): DetailType
+		// is "free-form string, with a maximum of 128 characters"; the
+		// Source prefix "aws." is service-reserved (a custom event with
+		// it fails NotAuthorizedForSourceException).
+		"EventBridge detail type of 129 characters": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: strings.Repeat("d", 129), Detail: "{}"})
+			return err
+		},
+		"EventBridge source aws.": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "aws.orders", DetailType: "d", Detail: "{}"})
+			return err
+		},
 		"EventBridge relay field in capitals": func(ctx context.Context) error {
 			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"Lambdaidem-Message-Id":"forged"}`})
 			return err
@@ -291,6 +303,10 @@ func TestStageAcceptsWhatTargetsAccept(t *testing.T) {
 				_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"x":"` + strings.Repeat("d", 200<<10) + `"}`})
 				return err
 			},
+			func() error {
+				_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "awsome.orders", DetailType: strings.Repeat("é", 128), Detail: "{}"})
+				return err
+			},
 			// A FIFO message carries its id as the deduplication id, not as
 			// an attribute: all 10 of the service's attributes are the
 			// caller's (SQS Developer Guide, "Amazon SQS message
@@ -313,8 +329,8 @@ func TestStageAcceptsWhatTargetsAccept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(s.Outbox()[0].Messages); n != 6 {
-		t.Fatalf("%d messages staged; want 6", n)
+	if n := len(s.Outbox()[0].Messages); n != 7 {
+		t.Fatalf("%d messages staged; want 7", n)
 	}
 }
 
