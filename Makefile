@@ -101,6 +101,8 @@ mod-check:
 	@for m in $(PUBLISHED); do if grep -q '^replace' $$m/go.mod; then \
 	  echo "$$m/go.mod: a published module must not use replace (go install pkg@version refuses it; go.work joins the modules)"; exit 1; fi; done
 	@$(GO) list -m all >/dev/null || { echo "go.work: the workspace's module graph does not load (a replace line for a version some module requires?)"; exit 1; }
+	@if command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1 && ! git diff --quiet -- go.work.sum; then \
+	  echo "go.work.sum: loading the workspace's module graph added sums (git diff go.work.sum): commit them, or a fresh clone's build rewrites a tracked file"; exit 1; fi
 	@dev/release/tidy.sh -check $(MODULES) cdk
 	@reqs=$$(awk '/^require \(/{b=1;next} b&&/^\)/{b=0;next} b&&NF{print $$1} /^require [^(]/{print $$2}' go.mod); \
 	bad=$$(for r in $$reqs; do ok=; for a in $(ROOT_ALLOW); do case $$a in \
