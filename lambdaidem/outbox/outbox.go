@@ -262,6 +262,11 @@ const (
 	// with a maximum of 128 characters" (PutEventsRequestEntry,
 	// https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html).
 	maxDetailType = 128
+	// maxDetailDepth: "PutEvents will only process nested JSON up to
+	// 1100 levels deep" (PutEvents). Stage counts the outermost object as
+	// a level and refuses only what no reading of that sentence admits
+	// (more than 1101), so that it never refuses what EventBridge takes.
+	maxDetailDepth = 1101
 	// reservedSource: an EventBridge Source starting so is AWS's own; a
 	// custom event with it is refused (PutEventsRequestEntry).
 	reservedSource = "aws."
@@ -362,6 +367,9 @@ func message(t any) (Message, error) {
 		if err := json.Unmarshal([]byte(m.Body), &detail); err != nil || detail == nil {
 			return m, invalid("the detail is not a JSON object")
 		}
+		if d := depth(m.Body); d > maxDetailDepth {
+			return m, invalid("the detail is nested %d levels deep; EventBridge processes at most %d", d, maxDetailDepth-1)
+		}
 		for name := range detail {
 			// A consumer decoding the detail with encoding/json reads a
 			// name that folds to the relay's field as that field.
@@ -371,6 +379,28 @@ func message(t any) (Message, error) {
 		}
 	}
 	return m, nil
+}
+
+// depth is how deeply the valid JSON text s nests objects and arrays, the
+// outermost counted as 1.
+func depth(s string) int {
+	d, most, inString := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inString && c == '\\':
+			i++ // the escaped character
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			d++
+			most = max(most, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return most
 }
 
 // sqsCharset is the characters SQS allows in a message body and a String

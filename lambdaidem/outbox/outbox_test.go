@@ -239,6 +239,12 @@ func TestStageValidates(t *testing.T) {
 			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: strings.Repeat("d", 129), Detail: "{}"})
 			return err
 		},
+		// PutEvents (EventBridge API Reference): "PutEvents will only
+		// process nested JSON up to 1100 levels deep".
+		"EventBridge detail nested 1102 levels": func(ctx context.Context) error {
+			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: nested(1102)})
+			return err
+		},
 		"EventBridge source aws.": func(ctx context.Context) error {
 			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "aws.orders", DetailType: "d", Detail: "{}"})
 			return err
@@ -304,7 +310,7 @@ func TestStageAcceptsWhatTargetsAccept(t *testing.T) {
 				return err
 			},
 			func() error {
-				_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "awsome.orders", DetailType: strings.Repeat("é", 128), Detail: "{}"})
+				_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "awsome.orders", DetailType: strings.Repeat("é", 128), Detail: nested(1100)})
 				return err
 			},
 			// A FIFO message carries its id as the deduplication id, not as
@@ -736,4 +742,11 @@ func tenAttributes() map[string]string {
 		attrs[fmt.Sprintf("a%d", i)] = "v"
 	}
 	return attrs
+}
+
+// nested is a JSON object nested levels deep, the outermost counted, with
+// brackets inside a string (after an escaped quote) that do not count:
+// {"a":{"a":…{"s":"\"[[{{"}…}}.
+func nested(levels int) string {
+	return strings.Repeat(`{"a":`, levels-1) + `{"s":"\"[[{{"}` + strings.Repeat("}", levels-1)
 }
