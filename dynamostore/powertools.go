@@ -192,11 +192,15 @@ func (s *Store) powertoolsFor(ctx context.Context, now time.Time) (powertoolsEve
 const (
 	// shadowClaimCondition: Powertools itself could claim the key (its own
 	// claim condition, judged no earlier than Powertools judges it), or the
-	// item is a lambdaidem shadow, which only the owner of the lambdaidem
-	// record writes.
+	// item is the shadow of this lambdaidem record, which only the record's
+	// owner writes. A live shadow of another record (two lambdaidem
+	// operations the old function keyed alike: another caller's scope,
+	// Namespace or key function) is, to the old version, that operation's
+	// Powertools record, and answers as one: taking it would fail the other
+	// owner's commit after its effect.
 	shadowClaimCondition = "attribute_not_exists(#id) OR #expiration < :nowSec OR " +
 		"(#status = :inProgress AND attribute_exists(#inProgressExpiration) AND #inProgressExpiration < :nowMs) OR " +
-		"attribute_exists(#shadow)"
+		"#shadow = :shadowOf"
 	// shadowFenceCondition: the shadow is still the one this attempt wrote.
 	shadowFenceCondition = "attribute_exists(#shadow) AND #attempt = :token"
 	// shadowRenewUpdate follows the owner's renewed hold.
@@ -247,15 +251,16 @@ func (s *Store) shadowItem(ev powertoolsEvent, key, token string, status lambdai
 	return item
 }
 
-// shadowClaimValues are the values of shadowClaimCondition at now: whole
-// seconds and milliseconds rounded down, so that the key is free to
-// lambdaidem no earlier than Powertools' claim (now in fractional seconds)
-// finds it free.
-func shadowClaimValues(now time.Time) map[string]types.AttributeValue {
+// shadowClaimValues are the values of shadowClaimCondition at now for
+// lambdaidem record key: whole seconds and milliseconds rounded down, so
+// that the key is free to lambdaidem no earlier than Powertools' claim (now
+// in fractional seconds) finds it free.
+func shadowClaimValues(now time.Time, key string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		":inProgress": str(string(lambdaidem.StatusInProgress)),
 		":nowSec":     num(now.Unix()),
 		":nowMs":      num(now.UnixMilli()),
+		":shadowOf":   str(key),
 	}
 }
 
@@ -276,7 +281,7 @@ func (s *Store) claimBeside(ctx context.Context, c lambdaidem.Claim, ev powertoo
 		Item:                                item,
 		ConditionExpression:                 aws.String(shadowClaimCondition),
 		ExpressionAttributeNames:            s.shadowNames(shadowClaimCondition),
-		ExpressionAttributeValues:           shadowClaimValues(c.Now),
+		ExpressionAttributeValues:           shadowClaimValues(c.Now, c.Key),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	err = s.single(ctx, "claim", s.opts.ConflictRetries, func() error {
@@ -392,7 +397,7 @@ func (s *Store) commitBeside(ctx context.Context, c lambdaidem.Commit, ev powert
 	}
 	cond, values := shadowFenceCondition, map[string]types.AttributeValue{":token": str(c.Token)}
 	if c.Claim {
-		cond, values = shadowClaimCondition, shadowClaimValues(c.Now)
+		cond, values = shadowClaimCondition, shadowClaimValues(c.Now, c.Key)
 	}
 	index := len(c.Effects)
 	c.Effects = append(append(make([]any, 0, index+1), c.Effects...), types.TransactWriteItem{Put: &types.Put{

@@ -479,3 +479,60 @@ func TestPowertoolsTookTheKeyBeforeTheCommit(t *testing.T) {
 		t.Errorf("lambdaidem record left: %v", it)
 	}
 }
+
+// Two lambdaidem operations whose events the old function keyed alike
+// (another caller's scope, another Namespace or key function) are one
+// Powertools operation: the second does not take the first's live shadow
+// (it is answered from it, as from a Powertools record), so the first's
+// commit keeps its shadow and neither runs twice. Before the shadow claim
+// compared the shadow's record key, the second overwrote the first's
+// shadow: the first's commit failed after its effect, its retry ran it
+// again, and both business writes landed.
+func TestPowertoolsShadowOfAnotherRecord(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			clk := newClock()
+			e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+			g := e.guard(t, clk, func(o *lambdaidem.Options) { o.Mode = mode })
+			runs := map[string]int{}
+			handler := func(id string, inside func()) func(context.Context) (string, error) {
+				return func(ctx context.Context) (string, error) {
+					runs[id]++
+					if inside != nil {
+						inside()
+					}
+					return "new-" + id, lambdaidem.Stage(ctx, e.order(id))
+				}
+			}
+			type answer struct {
+				got string
+				err error
+			}
+			var answers []answer
+			gotB, errB := "", error(nil)
+			gotA, errA := lambdaidem.Do(cutoverCtx(t, e.store, "o-x", 10), g, call("a"), handler("a", func() {
+				gotB, errB = lambdaidem.Do(cutoverCtx(t, e.store, "o-x", 10), g, call("b"), handler("b", nil))
+			}))
+			answers = append(answers, answer{gotA, errA}, answer{gotB, errB})
+			for _, id := range []string{"a", "b"} { // the clients retry
+				got, err := lambdaidem.Do(cutoverCtx(t, e.store, "o-x", 10), g, call(id), handler(id, nil))
+				answers = append(answers, answer{got, err})
+			}
+			if n := e.orderCount(t); n != 1 {
+				t.Fatalf("%d business writes (a %v, b %v), handler runs %v; want 1", n, e.written(t, "a"), e.written(t, "b"), runs)
+			}
+			want := "new-a"
+			if e.written(t, "b") {
+				want = "new-b"
+			}
+			for i, a := range answers {
+				if a.err != nil && !errors.Is(a.err, lambdaidem.ErrInProgress) || a.err == nil && a.got != want {
+					t.Errorf("answer %d: %q, %v; want %q (or in progress)", i, a.got, a.err, want)
+				}
+			}
+			if mode == lambdaidem.ClaimFirst && runs["a"]+runs["b"] != 1 {
+				t.Errorf("handler runs %v; want one in all", runs)
+			}
+		})
+	}
+}
