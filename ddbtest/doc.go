@@ -106,10 +106,18 @@
 // Faults, call counts, latency, transaction conflicts and the proxy's
 // token memory work alike in both worlds. Each correction is applied only
 // where the backend departs ([Backend].Departs; TestBackendDepartures
-// probes every one on both): minidyn needs all of them; Dynoxide needs the
-// transaction conflicts (it executes one request at a time) and the
-// capacity computation (it charges a GetItem with a projection for what it
-// returns, not for the whole item).
+// probes every one on both): minidyn needs all of them, those above and
+// the limits and validations of [Departures] (the 400 KB item, 100 actions
+// and 4 MB per transaction, placeholders, numbers, empty and invalid
+// values, the 1 MB page, ScannedCount and COUNT, every cancellation
+// reason, ListTables); Dynoxide needs the transaction conflicts (it
+// executes one request at a time) and the capacity computation (it charges
+// a GetItem with a projection for what it returns, not for the whole
+// item). Not corrected in the embedded world, and pinned by
+// TestKnownDepartures: an empty List or Map comes back as an untyped {},
+// and a condition comparing values of different types is a
+// ValidationException where DynamoDB evaluates the condition (the
+// comparison is simply false); minidyn has no Streams API either.
 //
 // # External endpoints
 //
