@@ -166,12 +166,14 @@ func (p *Publisher) Publish(ctx context.Context, m outbox.Message) error {
 var permanent = map[string]bool{
 	// SQS (SendMessage's errors; a KMS key of an encrypted queue that
 	// is disabled, missing or denied refuses every message until an
-	// operator fixes it, as AccessDenied does; the KMS.* spellings are
-	// the query-compatible codes)
+	// operator fixes it, as AccessDenied does; the KMS.* and
+	// AWS.SimpleQueueService.* spellings are the query-compatible codes
+	// the SDK reports, its schema's AWSQueryError traits)
 	"InvalidMessageContents": true, "InvalidParameterValue": true, "InvalidAttributeName": true,
 	"InvalidAttributeValue": true, "MessageTooLong": true, "QueueDoesNotExist": true,
 	"AWS.SimpleQueueService.NonExistentQueue": true, "AccessDenied": true,
 	"InvalidAddress": true, "InvalidSecurity": true, "UnsupportedOperation": true,
+	"AWS.SimpleQueueService.UnsupportedOperation": true,
 	"KmsAccessDenied": true, "KmsDisabled": true, "KmsInvalidKeyUsage": true, "KmsInvalidState": true,
 	"KmsNotFound": true, "KmsOptInRequired": true,
 	"KMS.AccessDeniedException": true, "KMS.DisabledException": true, "KMS.InvalidKeyUsageException": true,

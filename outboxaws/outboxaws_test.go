@@ -153,6 +153,8 @@ func TestRefusalsThatRepeatAreUnpublishable(t *testing.T) {
 		{"SQS throttled", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "RequestThrottled", Fault: smithy.FaultClient}}, false},
 		{"SNS invalid parameter", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "InvalidParameter", Fault: smithy.FaultClient}}, true},
 		{"SQS KMS key disabled", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "KmsDisabled", Fault: smithy.FaultClient}}, true},
+		{"SQS KMS key disabled, query-compatible code", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "KMS.DisabledException", Fault: smithy.FaultClient}}, true},
+		{"SQS KMS throttled, query-compatible code", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "KMS.ThrottlingException", Fault: smithy.FaultClient}}, false},
 		{"SQS KMS throttled", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "KmsThrottled", Fault: smithy.FaultClient}}, false},
 		{"SNS KMS key not found", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "KMSNotFound", Fault: smithy.FaultClient}}, true},
 		{"SNS KMS throttled", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "KMSThrottling", Fault: smithy.FaultClient}}, false},
