@@ -333,7 +333,7 @@ func parse(path string) (*list, error) {
 		case "suite":
 			fs := strings.Fields(rest)
 			if len(fs) < 3 || (fs[1] != "root" && fs[1] != "dev") {
-				return nil, fmt.Errorf("%s:%d: suite NAME root|dev PACKAGES...", path, n)
+				return nil, fmt.Errorf("%s:%d: want \"suite NAME root|dev PACKAGE [PACKAGE ...]\"", path, n)
 			}
 			l.suites[fs[0]] = suite{name: fs[0], module: fs[1], args: fs[2:]}
 		case "mutant":
