@@ -12,8 +12,9 @@ import (
 )
 
 // Kit is what a test of an idempotent handler needs, from one call: a
-// DynamoDB-compatible endpoint (the in-process emulator behind the
-// fidelity [Proxy], or $AWS_ENDPOINT_URL_DYNAMODB), a client for it, a
+// DynamoDB-compatible endpoint (the in-process emulator, or a Dynoxide
+// process with LAMBDAIDEM_WORLD=dynoxide, behind the fidelity [Proxy]; or
+// $AWS_ENDPOINT_URL_DYNAMODB), a client for it, a
 // fresh idempotency table and a dynamostore.Store over that table, with
 // the outbox table the construct binds beside it (outbox messages staged
 // by a handler commit there; [Kit.OutboxItems]). Build a
@@ -39,8 +40,8 @@ type Kit struct {
 // NewKit returns a Kit for tb: the endpoint, an idempotency table named
 // after the test (unique, so that tests may share an external endpoint)
 // and its store, built with optFns (attribute names, a sort key). It fails
-// tb if the table cannot be created. The in-process endpoint stops when
-// tb ends.
+// tb if the table cannot be created. The endpoint (and its Dynoxide
+// process, if any) stops when tb ends.
 func NewKit(tb testing.TB, optFns ...func(*dynamostore.Options)) *Kit {
 	tb.Helper()
 	k, err := newKit(context.Background(), Start(tb), TableName(tb, "idempotency"), optFns...)
@@ -112,11 +113,12 @@ func (k *Kit) CreateTable(ctx context.Context, name, keyAttr string) error {
 // nothing for one from [NewKit], whose test's end stops it.
 func (k *Kit) Close() { k.close() }
 
-// Contend gives every call to the kit's in-process endpoint DynamoDB's
-// order of latency (5 ms before it is served, all calls at once), so that
-// contenders released together really race. Without it the emulator
-// answers in microseconds, one request at a time, and the first contender
-// often commits before the others have claimed: a race test then sees
+// Contend gives every call through the kit's proxy DynamoDB's order of
+// latency (5 ms before it is served, all calls at once), so that
+// contenders released together really race. Without it the backend
+// (either world) answers within a millisecond, one request at a time, and
+// the first contender often commits before the others have claimed: a
+// race test then sees
 // replays and proves nothing about the race. With it every contender's
 // claim reaches the record while the first one's is still running, as in
 // DynamoDB: in claim-first mode the others are refused as in progress, in
