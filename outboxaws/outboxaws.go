@@ -178,8 +178,9 @@ var permanent = map[string]bool{
 	"KmsNotFound": true, "KmsOptInRequired": true,
 	"KMS.AccessDeniedException": true, "KMS.DisabledException": true, "KMS.InvalidKeyUsageException": true,
 	"KMS.InvalidStateException": true, "KMS.NotFoundException": true, "KMS.OptInRequired": true,
-	// SNS (Publish's errors)
-	"InvalidParameter": true, "NotFound": true, "AuthorizationError": true,
+	// SNS (Publish's errors, as the SDK reports them: InvalidParameterValue
+	// is ParameterValueInvalid)
+	"InvalidParameter": true, "NotFound": true, "AuthorizationError": true, "ParameterValueInvalid": true,
 	"KMSAccessDenied": true, "KMSDisabled": true, "KMSInvalidState": true, "KMSNotFound": true, "KMSOptInRequired": true,
 	// EventBridge: the call's, and an entry's non-retryable codes
 	// (PutEventsResultEntry's ErrorCode)

@@ -156,6 +156,7 @@ func TestRefusalsThatRepeatAreUnpublishable(t *testing.T) {
 		{"SQS KMS key disabled, query-compatible code", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "KMS.DisabledException", Fault: smithy.FaultClient}}, true},
 		{"SQS KMS throttled, query-compatible code", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "KMS.ThrottlingException", Fault: smithy.FaultClient}}, false},
 		{"SQS KMS throttled", outbox.KindSQS, refusing{err: &smithy.GenericAPIError{Code: "KmsThrottled", Fault: smithy.FaultClient}}, false},
+		{"SNS invalid parameter value", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "ParameterValueInvalid", Fault: smithy.FaultClient}}, true},
 		{"SNS KMS key not found", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "KMSNotFound", Fault: smithy.FaultClient}}, true},
 		{"SNS KMS throttled", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "KMSThrottling", Fault: smithy.FaultClient}}, false},
 		{"SNS internal error", outbox.KindSNS, refusing{err: &smithy.GenericAPIError{Code: "InternalError", Fault: smithy.FaultServer}}, false},
