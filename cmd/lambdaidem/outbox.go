@@ -92,7 +92,7 @@ func outboxCmd(ctx context.Context, args []string, s streams, e env) error {
 	}
 	if sub == "list" {
 		items, err := relay.ListSetAside(ctx, c, of.table)
-		if err != nil {
+		if err != nil && len(items) == 0 {
 			return err
 		}
 		for _, a := range items {
@@ -104,7 +104,7 @@ func outboxCmd(ctx context.Context, args []string, s streams, e env) error {
 				a.SetAsideAt.UTC().Format(time.RFC3339), a.Reason)
 		}
 		fmt.Fprintf(s.err, "%d set-aside outbox items\n", len(items))
-		return nil
+		return err // the items it could not read, after those it could
 	}
 	a, err := relay.ReadSetAside(ctx, c, of.table, rest[0])
 	if err != nil {

@@ -51,9 +51,12 @@ func asideOf(it outboxitem.Item) Aside {
 const setAsideFilter = "#status = :setAsideStatus"
 
 // ListSetAside returns every set-aside item of the outbox table, with
-// Scans (every page; the whole table is read).
+// Scans (every page; the whole table is read). An item it cannot read does
+// not hide the others: it returns every item it read, and an error
+// matching [ErrMalformed] that names each item it could not.
 func ListSetAside(ctx context.Context, client ScanClient, table string) ([]Aside, error) {
 	var out []Aside
+	var malformed []error
 	var start map[string]types.AttributeValue
 	for {
 		page, err := client.Scan(ctx, &dynamodb.ScanInput{
@@ -70,12 +73,18 @@ func ListSetAside(ctx context.Context, client ScanClient, table string) ([]Aside
 		for _, item := range page.Items {
 			it, err := outboxitem.Decode(item)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+				key, _ := item[outboxitem.KeyAttr].(*types.AttributeValueMemberS)
+				name := "(no key)"
+				if key != nil {
+					name = key.Value
+				}
+				malformed = append(malformed, fmt.Errorf("%w: %s: %w", ErrMalformed, name, err))
+				continue
 			}
 			out = append(out, asideOf(it))
 		}
 		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
+			return out, errors.Join(malformed...)
 		}
 		start = page.LastEvaluatedKey
 	}

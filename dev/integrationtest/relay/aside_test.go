@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/dynamostore/relay"
@@ -234,4 +236,36 @@ func (e *env) fifoAnswerLost(t *testing.T, key string) string {
 	})
 	e.handle(t, e.relay, e.change(t, "INSERT", k))
 	return k
+}
+
+// TestListSetAsideSkipsAMalformedItem: one set-aside item the relay cannot
+// read (written by hand, or by a later version) does not hide the others:
+// ListSetAside returns every item it reads and an error matching
+// ErrMalformed that names the one it could not. Before, the first such item
+// failed the whole list.
+func TestListSetAsideSkipsAMalformedItem(t *testing.T) {
+	e := newEnv(t)
+	k := e.fifoAnswerLost(t, "o-1")
+	e.targets.set(nil, nil)
+	e.clock.Advance(outbox.FIFOWindow)
+	if err := e.relay.Publish(context.Background(), k); !errors.Is(err, relay.ErrSetAside) {
+		t.Fatalf("Publish = %v; want ErrSetAside", err)
+	}
+	bad := k + "#aside#broken"
+	if _, err := e.client.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: aws.String(e.outbox),
+		Item: map[string]types.AttributeValue{
+			"id":     &types.AttributeValueMemberS{Value: bad},
+			"status": &types.AttributeValueMemberS{Value: "SET_ASIDE"},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := relay.ListSetAside(context.Background(), e.client, e.outbox)
+	if len(list) != 1 || list[0].Record != k {
+		t.Errorf("ListSetAside = %+v; want the readable copy of %s", list, k)
+	}
+	if !errors.Is(err, relay.ErrMalformed) || !strings.Contains(err.Error(), bad) {
+		t.Errorf("ListSetAside error = %v; want ErrMalformed naming %s", err, bad)
+	}
 }
