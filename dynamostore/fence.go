@@ -19,7 +19,7 @@ import (
 // Inside a Powertools window the attempt's shadow goes too.
 func (s *Store) Release(ctx context.Context, f lambdaidem.Fence) (bool, error) {
 	ok, err := s.release(ctx, f)
-	s.followShadow(ctx, shadowReleased, f.Key, f.Token, ok, time.Time{}, time.Time{})
+	_ = s.followShadow(ctx, shadowReleased, f.Key, f.Token, ok, time.Time{}, time.Time{})
 	return ok, err
 }
 
@@ -57,7 +57,11 @@ func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, err
 		return err
 	})
 	ok, err := fenced("mark external", err)
-	s.followShadow(ctx, shadowHeld, f.Key, f.Token, ok, time.Time{}, shadowHeldUntil())
+	if ferr := s.followShadow(ctx, shadowHeld, f.Key, f.Token, ok, time.Time{}, shadowHeldUntil()); ferr != nil {
+		// The external call must not start while Powertools could take the
+		// key at the shadow's lease; the core gives the claim back.
+		return ok, ferr
+	}
 	return ok, err
 }
 
@@ -73,7 +77,8 @@ func (s *Store) MarkUnknown(ctx context.Context, f lambdaidem.Fence) (bool, erro
 		return err
 	})
 	ok, err := fenced("mark unknown", err)
-	s.followShadow(ctx, shadowHeld, f.Key, f.Token, ok, time.Time{}, shadowHeldUntil())
+	// The external mark held the shadow already; this is a second try.
+	_ = s.followShadow(ctx, shadowHeld, f.Key, f.Token, ok, time.Time{}, shadowHeldUntil())
 	return ok, err
 }
 

@@ -463,23 +463,31 @@ const (
 
 // followShadow makes the shadow follow a fenced write that succeeded
 // (applied): one more conditional write on the shadow, fenced on the
-// attempt's token, when the event has a Powertools key. Its failure is
-// not the write's: the shadow then keeps its last lease, which Powertools
-// honours until it lapses.
-func (s *Store) followShadow(ctx context.Context, what shadowFollows, key, token string, applied bool, hold, expires time.Time) {
+// attempt's token, when the event has a Powertools key. A shadow that is
+// not this attempt's (none was written: the claim came after the window
+// closed) is left alone. Any other failure is returned, for the write that
+// must not look done without it: a renewal whose shadow kept its old lease
+// (Powertools may claim the key at that lease while the owner, renewed,
+// runs on), or an external mark whose shadow is still leased (Powertools
+// may run the operation again while the external call is in flight). A
+// release ignores it: the shadow then keeps its last lease, which
+// Powertools honours until it lapses.
+func (s *Store) followShadow(ctx context.Context, what shadowFollows, key, token string, applied bool, hold, expires time.Time) error {
 	ev, ok := s.powertoolsFor(ctx, time.Time{})
 	if !ok || !applied {
-		return
+		return nil
 	}
 	values := map[string]types.AttributeValue{":token": str(token)}
+	var call func() error
 	switch what {
 	case shadowReleased:
-		_, _ = s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		in := &dynamodb.DeleteItemInput{
 			TableName: aws.String(s.table), Key: s.shadowKey(ev),
 			ConditionExpression:       aws.String(shadowFenceCondition),
 			ExpressionAttributeNames:  s.shadowNames(shadowFenceCondition),
 			ExpressionAttributeValues: values,
-		})
+		}
+		call = func() error { _, err := s.client.DeleteItem(ctx, in); return err }
 	case shadowRenewed, shadowHeld:
 		update := shadowRenewUpdate
 		values[":expiration"] = num(expires.Unix())
@@ -488,13 +496,15 @@ func (s *Store) followShadow(ctx context.Context, what shadowFollows, key, token
 		} else {
 			values[":hold"] = num(hold.UnixMilli())
 		}
-		names := s.shadowNames(shadowFenceCondition, update)
-		_, _ = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		in := &dynamodb.UpdateItemInput{
 			TableName: aws.String(s.table), Key: s.shadowKey(ev),
 			ConditionExpression:       aws.String(shadowFenceCondition),
 			UpdateExpression:          aws.String(update),
-			ExpressionAttributeNames:  names,
+			ExpressionAttributeNames:  s.shadowNames(shadowFenceCondition, update),
 			ExpressionAttributeValues: values,
-		})
+		}
+		call = func() error { _, err := s.client.UpdateItem(ctx, in); return err }
 	}
+	_, err := fenced("shadow", s.single(ctx, "shadow", s.opts.ConflictRetries, call))
+	return err
 }

@@ -22,10 +22,14 @@ func (s *Store) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
 		return err
 	})
 	ok, err := fenced("renew", err)
+	what, expires := shadowRenewed, r.ExpiresAt
 	if r.External {
-		s.followShadow(ctx, shadowHeld, r.Key, r.Token, ok, r.HoldUntil, shadowHeldUntil())
-	} else {
-		s.followShadow(ctx, shadowRenewed, r.Key, r.Token, ok, r.HoldUntil, r.ExpiresAt)
+		what, expires = shadowHeld, shadowHeldUntil()
+	}
+	if ferr := s.followShadow(ctx, what, r.Key, r.Token, ok, r.HoldUntil, expires); ferr != nil {
+		// The renewal is not done until the shadow follows: the core retries
+		// it while the lease lasts, then gives the lease up.
+		return ok, ferr
 	}
 	return ok, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -534,5 +535,68 @@ func TestPowertoolsShadowOfAnotherRecord(t *testing.T) {
 				t.Errorf("handler runs %v; want one in all", runs)
 			}
 		})
+	}
+}
+
+// isShadowWrite matches a request on the shadow after the claim (it names
+// the shadow's mark attribute in its conditions).
+func isShadowWrite(body []byte) bool {
+	return strings.Contains(string(body), "lambdaidem_shadow_of") && !strings.Contains(string(body), "TransactItems")
+}
+
+// BeginExternal is refused while the shadow cannot be held: the external
+// call would otherwise start with the shadow still leased, and an old
+// version could take the key at that lease and run the operation again
+// while the call is in flight (lambdaidem's record, external, is never run
+// again). Before followShadow's failures were returned, BeginExternal
+// succeeded and the Powertools claim after the lease went through.
+func TestPowertoolsShadowHoldFails(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+	p := e.proxy(t)
+	g := e.guard(t, clk)
+	_, err := lambdaidem.Do(cutoverCtx(t, e.store, "h-1", 10), g, call("h-1"), func(ctx context.Context) (string, error) {
+		remove := p.Inject(ddbtest.Rule{Op: "UpdateItem", Fault: ddbtest.ServiceUnavailable, Match: isShadowWrite})
+		defer remove()
+		a, _ := lambdaidem.AttemptFrom(ctx)
+		if err := a.BeginExternal(ctx); err != nil {
+			return "", err
+		}
+		// The external call is dispatched here. What an old version finds
+		// once the shadow's lease lapsed, with the call in flight:
+		sh := e.item(t, e.table, ptKey(t, "h-1"))
+		if ipe := num(sh, "in_progress_expiration"); sattr(sh, "status") == "INPROGRESS" && ipe != "" {
+			t.Errorf("BeginExternal succeeded with the shadow still leased (in_progress_expiration %s ms): an old version can run the operation again at that lease", ipe)
+		}
+		return "", errors.New("answer lost")
+	})
+	if !errors.Is(err, lambdaidem.ErrStoreUnavailable) {
+		t.Errorf("Do = %v; want ErrStoreUnavailable", err)
+	}
+	if it := e.item(t, e.table, map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: recordKey("h-1")}}); it != nil {
+		t.Errorf("lambdaidem record left: %v", it)
+	}
+}
+
+// A renewal whose shadow could not follow is not done: the store reports
+// the failure (the core retries it while the lease lasts, then gives the
+// lease up) instead of a renewed lease that Powertools does not see (it
+// may claim the key at the shadow's old lease while the owner runs on).
+func TestPowertoolsRenewalWithoutTheShadow(t *testing.T) {
+	e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+	p := e.proxy(t)
+	ctx := cutoverCtx(t, e.store, "n-1", 10)
+	c := claimOf(recordKey("n-1"), "tok-n-1")
+	if _, ok, err := e.store.Claim(ctx, c); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	remove := p.Inject(ddbtest.Rule{Op: "UpdateItem", Fault: ddbtest.ServiceUnavailable, Match: isShadowWrite})
+	defer remove()
+	later := t0.Add(40 * time.Second)
+	ok, err := e.store.Renew(ctx, lambdaidem.Renewal{Key: c.Key, Token: c.Token, Now: later,
+		LeaseUntil: later.Add(time.Minute), HoldUntil: later.Add(time.Minute), ExpiresAt: later.Add(horizon)})
+	if err == nil {
+		ipe := num(e.item(t, e.table, ptKey(t, "n-1")), "in_progress_expiration")
+		t.Errorf("Renew = %v, nil with the shadow's lease left at %s ms (the record's now %d); want an error", ok, ipe, later.Add(time.Minute).UnixMilli())
 	}
 }
