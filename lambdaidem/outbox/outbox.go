@@ -249,9 +249,15 @@ const (
 	// https://docs.aws.amazon.com/sns/latest/api/API_Publish.html).
 	MaxSNSSize = 256 << 10
 	// MaxEventBridgeSize bounds an EventBridge entry as PutEvents counts
-	// it (Source, DetailType and Detail in UTF-8 bytes): less than 256 KB
-	// (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html).
-	MaxEventBridgeSize = 256 << 10
+	// it (Source, DetailType and Detail in UTF-8 bytes;
+	// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html):
+	// 1 MB since January 2026 (AWS Compute Blog, "More room to build:
+	// serverless services now support payloads up to 1 MB", which raised
+	// EventBridge event buses with SQS and asynchronous Lambda; the user
+	// guide page still says 256 KB). Read as 1,000,000 bytes, the lower of
+	// the two readings of "1 MB": Stage must never let through an entry
+	// PutEvents refuses.
+	MaxEventBridgeSize = 1_000_000
 	// maxSubject: an SNS subject is "less than 100 characters long", with
 	// no line breaks or control characters (Publish).
 	maxSubject = 100

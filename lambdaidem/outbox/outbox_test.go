@@ -222,10 +222,11 @@ func TestStageValidates(t *testing.T) {
 		},
 		// EventBridge PutEvents (user guide, "Calculating PutEvents event
 		// entry size"): Source, DetailType and Detail in UTF-8 bytes, less
-		// than 256 KB; the relay's id field counts.
-		"EventBridge entry of 256 KB with the id": func(ctx context.Context) error {
-			// Under 256 KB as staged; over it with the id field added.
-			detail := `{"x":"` + strings.Repeat("d", 256<<10-40) + `"}`
+		// than 1 MB since January 2026 (outbox.MaxEventBridgeSize); the
+		// relay's id field counts.
+		"EventBridge entry of 1 MB with the id": func(ctx context.Context) error {
+			// Under 1 MB as staged; over it with the id field added.
+			detail := `{"x":"` + strings.Repeat("d", outbox.MaxEventBridgeSize-40) + `"}`
 			_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: detail})
 			return err
 		},
@@ -286,7 +287,7 @@ func TestStageValidates(t *testing.T) {
 // TestStageAcceptsWhatTargetsAccept: the edges the rules allow are staged:
 // a 99-character subject with non-ASCII letters, a FIFO group of 128
 // punctuation characters, an SQS body of every allowed range at 1 MiB with
-// its id attribute, a detail under 256 KB.
+// its id attribute, a detail of 900 KB (over the 256 KB of before 2026).
 func TestStageAcceptsWhatTargetsAccept(t *testing.T) {
 	s := memstore.New()
 	_, err := lambdaidem.Do(context.Background(), guard(t, s, nil), call("k"), func(ctx context.Context) (string, error) {
@@ -306,7 +307,7 @@ func TestStageAcceptsWhatTargetsAccept(t *testing.T) {
 				return err
 			},
 			func() error {
-				_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"x":"` + strings.Repeat("d", 200<<10) + `"}`})
+				_, err := outbox.Stage(ctx, outbox.EventBridge{Source: "s", DetailType: "d", Detail: `{"x":"` + strings.Repeat("d", 900_000) + `"}`})
 				return err
 			},
 			func() error {
