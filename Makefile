@@ -34,7 +34,7 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay mutate
+.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay model-cutover mutate
 
 all: test
 
@@ -212,12 +212,18 @@ model: model-small
 	model/goals.sh
 	$(MAKE) model-mutate
 	$(MAKE) model-replay
+	$(MAKE) model-cutover
 
 ## model-replay: 300 schedules sampled from the model replayed against the Go code over the
 ## DynamoDB test endpoint (dev/model; make test's unit run replays 12)
 MODEL_SCHEDULES ?= 300
 model-replay:
 	cd dev && MODEL_SCHEDULES=$(MODEL_SCHEDULES) $(GO) test -count=1 -run TestReplaySchedules ./model/
+
+## model-cutover: the Powertools cutover model (model/cutover.pml: Powertools instances beside
+## lambdaidem owners on one operation inside the window), its goals and mutants (model/cutover.sh)
+model-cutover:
+	model/cutover.sh
 
 ## model-small: the model at the bound make test runs (fails without spin, saying how to install it)
 model-small:
