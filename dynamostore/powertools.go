@@ -48,6 +48,14 @@ type PowertoolsWindow struct {
 	// ShadowAttr marks an item as lambdaidem's shadow (it holds the
 	// lambdaidem record key). Default "lambdaidem_shadow_of".
 	ShadowAttr string
+	// ClockSkew is how far an old instance's clock may be behind this
+	// one's: a Powertools lease (in_progress_expiration, and expiration)
+	// counts as ended only this long after it ends by this clock, as
+	// lambdaidem.Options.LeaseMargin does for lambdaidem's own holds (an old
+	// instance runs until its Lambda deadline, which is its
+	// in_progress_expiration on its host's clock). Default 5 s, the
+	// LeaseMargin default; negative: none.
+	ClockSkew time.Duration
 	// Response converts between what lambdaidem stores and what the old
 	// handler returned, where they differ: the HTTP front doors store their
 	// own response form (apigw.PowertoolsProxy converts it to and from the
@@ -88,6 +96,12 @@ func (w *PowertoolsWindow) validate(o *Options) error {
 	}
 	if w.ShadowAttr == "" {
 		w.ShadowAttr = "lambdaidem_shadow_of"
+	}
+	switch {
+	case w.ClockSkew == 0:
+		w.ClockSkew = 5 * time.Second
+	case w.ClockSkew < 0:
+		w.ClockSkew = 0
 	}
 	return nil
 }
@@ -252,16 +266,25 @@ func (s *Store) shadowItem(ev powertoolsEvent, key, token string, status lambdai
 }
 
 // shadowClaimValues are the values of shadowClaimCondition at now for
-// lambdaidem record key: whole seconds and milliseconds rounded down, so
-// that the key is free to lambdaidem no earlier than Powertools' claim (now
-// in fractional seconds) finds it free.
-func shadowClaimValues(now time.Time, key string) map[string]types.AttributeValue {
+// lambdaidem record key: now less the window's ClockSkew (see
+// [Store.powertoolsNow]), in whole seconds and milliseconds rounded down,
+// so that the key is free to lambdaidem no earlier than Powertools' claim
+// (now in fractional seconds) finds it free.
+func (s *Store) shadowClaimValues(now time.Time, key string) map[string]types.AttributeValue {
+	now = s.powertoolsNow(now)
 	return map[string]types.AttributeValue{
 		":inProgress": str(string(lambdaidem.StatusInProgress)),
 		":nowSec":     num(now.Unix()),
 		":nowMs":      num(now.UnixMilli()),
 		":shadowOf":   str(key),
 	}
+}
+
+// powertoolsNow is the time a Powertools lease is judged at: now less the
+// window's ClockSkew. Every judgement of a Powertools item (the shadow
+// claim's condition, the answer from a refused one) goes through it.
+func (s *Store) powertoolsNow(now time.Time) time.Time {
+	return now.Add(-s.opts.Powertools.ClockSkew)
 }
 
 // claimBeside is Claim inside the window: the claim of lambdaidem's record
@@ -281,7 +304,7 @@ func (s *Store) claimBeside(ctx context.Context, c lambdaidem.Claim, ev powertoo
 		Item:                                item,
 		ConditionExpression:                 aws.String(shadowClaimCondition),
 		ExpressionAttributeNames:            s.shadowNames(shadowClaimCondition),
-		ExpressionAttributeValues:           shadowClaimValues(c.Now, c.Key),
+		ExpressionAttributeValues:           s.shadowClaimValues(c.Now, c.Key),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	err = s.single(ctx, "claim", s.opts.ConflictRetries, func() error {
@@ -330,7 +353,7 @@ func (s *Store) powertoolsAnswer(ctx context.Context, op, key, fp string, ev pow
 	if pr.Expiration != 0 {
 		rec.ExpiresAt = time.Unix(pr.Expiration, 0)
 	}
-	switch powertools.Judge(pr, now) {
+	switch powertools.Judge(pr, s.powertoolsNow(now)) {
 	case powertools.Completed:
 		if o.Powertools.Validation && attrString(old[o.ValidationAttr]) != ev.validation {
 			rec.Fingerprint = "powertools-validation:" + attrString(old[o.ValidationAttr])
@@ -397,7 +420,7 @@ func (s *Store) commitBeside(ctx context.Context, c lambdaidem.Commit, ev powert
 	}
 	cond, values := shadowFenceCondition, map[string]types.AttributeValue{":token": str(c.Token)}
 	if c.Claim {
-		cond, values = shadowClaimCondition, shadowClaimValues(c.Now, c.Key)
+		cond, values = shadowClaimCondition, s.shadowClaimValues(c.Now, c.Key)
 	}
 	index := len(c.Effects)
 	c.Effects = append(append(make([]any, 0, index+1), c.Effects...), types.TransactWriteItem{Put: &types.Put{

@@ -113,8 +113,8 @@ func TestPowertoolsRecordsHonoured(t *testing.T) {
 			now := clk.Now()
 			e.putItem(t, ptItem(t, "done", 10, "COMPLETED", now.Add(time.Hour), time.Time{}, `"old-done"`))
 			e.putItem(t, ptItem(t, "busy", 10, "INPROGRESS", now.Add(time.Hour), now.Add(time.Minute), ""))
-			e.putItem(t, ptItem(t, "lapsed", 10, "INPROGRESS", now.Add(time.Hour), now.Add(-time.Second), ""))
-			e.putItem(t, ptItem(t, "expired", 10, "COMPLETED", now.Add(-time.Second), time.Time{}, `"old-expired"`))
+			e.putItem(t, ptItem(t, "lapsed", 10, "INPROGRESS", now.Add(time.Hour), now.Add(-time.Minute), ""))
+			e.putItem(t, ptItem(t, "expired", 10, "COMPLETED", now.Add(-time.Minute), time.Time{}, `"old-expired"`))
 
 			// Claim-first never runs the handler; optimistic runs its body
 			// (DESIGN §3) but commits none of its writes.
@@ -598,5 +598,32 @@ func TestPowertoolsRenewalWithoutTheShadow(t *testing.T) {
 	if err == nil {
 		ipe := num(e.item(t, e.table, ptKey(t, "n-1")), "in_progress_expiration")
 		t.Errorf("Renew = %v, nil with the shadow's lease left at %s ms (the record's now %d); want an error", ok, ipe, later.Add(time.Minute).UnixMilli())
+	}
+}
+
+// A Powertools lease is judged with the window's ClockSkew, as lambdaidem
+// judges its own holds with LeaseMargin: an INPROGRESS record whose
+// in_progress_expiration passed a second ago by this clock may belong to
+// an old instance still running by its own (its Lambda deadline is that
+// instant on its host's clock), so the request is in progress, not run;
+// past the skew it runs. Before the window had ClockSkew, the first
+// request ran beside the old instance.
+func TestPowertoolsLeaseJudgedWithSkew(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+	g := e.guard(t, clk)
+	now := clk.Now()
+	e.putItem(t, ptItem(t, "skew", 10, "INPROGRESS", now.Add(time.Hour), now.Add(-time.Second), ""))
+	runs := 0
+	handler := func(ctx context.Context) (string, error) {
+		runs++
+		return "new-skew", lambdaidem.Stage(ctx, e.order("skew"))
+	}
+	if _, err := lambdaidem.Do(cutoverCtx(t, e.store, "skew", 10), g, call("skew"), handler); !errors.Is(err, lambdaidem.ErrInProgress) || runs != 0 {
+		t.Errorf("Powertools lease ended 1 s ago: %v, runs %d; want ErrInProgress, no run (the old instance's clock may be behind)", err, runs)
+	}
+	clk.Advance(10 * time.Second)
+	if got, err := lambdaidem.Do(cutoverCtx(t, e.store, "skew", 10), g, call("skew"), handler); err != nil || got != "new-skew" || runs != 1 {
+		t.Errorf("Powertools lease ended 11 s ago: %q, %v, runs %d; want a run", got, err, runs)
 	}
 }
