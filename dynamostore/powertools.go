@@ -329,8 +329,9 @@ func (s *Store) claimBeside(ctx context.Context, c lambdaidem.Claim, ev powertoo
 // powertoolsAnswer is the lambdaidem record that stands for the
 // Powertools item old (read again when DynamoDB returned none) to a
 // request with fingerprint fp: COMPLETED with the decoded response, the
-// request's fingerprint unless the validation hashes differ (the core
-// then refuses with ErrKeyReused); or in progress until the Powertools
+// request's fingerprint unless the validation hashes differ or the item is
+// the shadow of another lambdaidem record (the core then refuses with
+// ErrKeyReused); or in progress until the Powertools
 // lease ends, or at now when the item is no longer live (the core claims
 // again).
 func (s *Store) powertoolsAnswer(ctx context.Context, op, key, fp string, ev powertoolsEvent, old map[string]types.AttributeValue, now time.Time) (lambdaidem.Record, bool, error) {
@@ -357,6 +358,11 @@ func (s *Store) powertoolsAnswer(ctx context.Context, op, key, fp string, ev pow
 	case powertools.Completed:
 		if o.Powertools.Validation && attrString(old[o.ValidationAttr]) != ev.validation {
 			rec.Fingerprint = "powertools-validation:" + attrString(old[o.ValidationAttr])
+		}
+		if of := attrString(old[o.Powertools.ShadowAttr]); of != "" && of != key {
+			// Another lambdaidem operation's shadow (another caller's scope,
+			// Namespace or key function): never its answer to this one.
+			rec.Fingerprint = "powertools-shadow-of:" + of
 		}
 		outcome, err := s.powertoolsOutcome(old[o.DataAttr])
 		if err != nil {

@@ -484,8 +484,9 @@ func TestPowertoolsTookTheKeyBeforeTheCommit(t *testing.T) {
 // Two lambdaidem operations whose events the old function keyed alike
 // (another caller's scope, another Namespace or key function) are one
 // Powertools operation: the second does not take the first's live shadow
-// (it is answered from it, as from a Powertools record), so the first's
-// commit keeps its shadow and neither runs twice. Before the shadow claim
+// (it is in progress while the shadow is, then refused as a reused key,
+// never given the other scope's answer), so the first's commit keeps its
+// shadow and neither runs twice. Before the shadow claim
 // compared the shadow's record key, the second overwrote the first's
 // shadow: the first's commit failed after its effect, its retry ran it
 // again, and both business writes landed.
@@ -506,29 +507,35 @@ func TestPowertoolsShadowOfAnotherRecord(t *testing.T) {
 				}
 			}
 			type answer struct {
-				got string
-				err error
+				id, got string
+				err     error
 			}
 			var answers []answer
 			gotB, errB := "", error(nil)
 			gotA, errA := lambdaidem.Do(cutoverCtx(t, e.store, "o-x", 10), g, call("a"), handler("a", func() {
 				gotB, errB = lambdaidem.Do(cutoverCtx(t, e.store, "o-x", 10), g, call("b"), handler("b", nil))
 			}))
-			answers = append(answers, answer{gotA, errA}, answer{gotB, errB})
+			answers = append(answers, answer{"a", gotA, errA}, answer{"b", gotB, errB})
 			for _, id := range []string{"a", "b"} { // the clients retry
 				got, err := lambdaidem.Do(cutoverCtx(t, e.store, "o-x", 10), g, call(id), handler(id, nil))
-				answers = append(answers, answer{got, err})
+				answers = append(answers, answer{id, got, err})
 			}
 			if n := e.orderCount(t); n != 1 {
 				t.Fatalf("%d business writes (a %v, b %v), handler runs %v; want 1", n, e.written(t, "a"), e.written(t, "b"), runs)
 			}
-			want := "new-a"
+			winner := "a"
 			if e.written(t, "b") {
-				want = "new-b"
+				winner = "b"
 			}
+			// The winner answers its own run; the other operation (another
+			// lambdaidem scope) never gets the winner's answer: it is in
+			// progress, then refused as a reused key.
 			for i, a := range answers {
-				if a.err != nil && !errors.Is(a.err, lambdaidem.ErrInProgress) || a.err == nil && a.got != want {
-					t.Errorf("answer %d: %q, %v; want %q (or in progress)", i, a.got, a.err, want)
+				switch {
+				case a.id == winner && (a.err != nil && !errors.Is(a.err, lambdaidem.ErrInProgress) || a.err == nil && a.got != "new-"+winner):
+					t.Errorf("answer %d (%s, the run that landed): %q, %v; want %q (or in progress)", i, a.id, a.got, a.err, "new-"+winner)
+				case a.id != winner && !errors.Is(a.err, lambdaidem.ErrInProgress) && !errors.Is(a.err, lambdaidem.ErrKeyReused):
+					t.Errorf("answer %d (%s, another operation): %q, %v; want in progress or ErrKeyReused, never another scope's answer", i, a.id, a.got, a.err)
 				}
 			}
 			if mode == lambdaidem.ClaimFirst && runs["a"]+runs["b"] != 1 {
