@@ -29,12 +29,30 @@
  *                  record.pml: an owner takes no step past its hold).
  *   Env            the clock (one tick at a time to TMAX).
  *
- * Faults (budget FAULTS): followShadow's write fails (its error is dropped:
- * "Its failure is not the write's"); the shadow's PutItem fails with an error
+ * Faults (budget FAULTS): followShadow's write fails with an error (since
+ * 43f48cb Renew and MarkExternal return it, Release drops it); a refusal of
+ * followShadow's write (shadowFenceCondition false) is no error (fenced:
+ * false, nil) and fails nothing; the shadow's PutItem fails with an error
  * (the core gives the claim back: Release, which removes a shadow that did
  * land) applied or not.
  *
- * Simplifications (see model/README.md, "The cutover model"): one clock, no
+ * A renewal's shadow follow is sent at once and applied at any later step
+ * while the renewed owner may run (the SDK's retries of a throttled
+ * UpdateItem): it can land after the shadow's old in_progress_expiration.
+ *
+ * Variants: -DFIX_FENCED (the proposed fix of finding C2: a refused follow
+ * of a renewal or an external mark fails them as an error does);
+ * -DEXTERNAL=0 (no external calls); -DMUT_<NAME> (model/cutover.sh).
+ *
+ * Finding C2 (model/cutover.sh C2_FENCED_FOLLOW, open): the renewal's record
+ * write applies, its shadow follow lands after the old lease, a Powertools
+ * instance claimed the key in between: the follow is refused, Renew reports
+ * the lease renewed, the owner's BeginExternal (MarkExternal, its follow
+ * refused as well) succeeds and the external call runs beside Powertools'
+ * effect. Reproduced over the test endpoint by
+ * TestPowertoolsShadowTakenBeforeTheFollow (branch cutmodel-c2, with the fix).
+ *
+ * Simplifications: one clock, no
  * skew (shadowClaimValues rounds down, so lambdaidem never finds K free
  * earlier than Powertools); lease = hold (a standard owner); the window stays
  * open; expirations (TTL) lie past TMAX except where the model says so; no
@@ -191,6 +209,7 @@ proctype Lambdaidem(byte j) {
 	byte me = j;
 	byte ans = NP + 1 + j;
 	byte dl;
+	byte newdl;
 	byte renews = 0;
 	bit ext = 0;
 	/* Store.claim: claimCondition / replaceCondition: absent, or in progress past
@@ -248,17 +267,27 @@ handler:
 	:: renews < RENEWS && !ext ->
 		/* Store.Renew: renewCondition, fenced */
 		atomic { now <= dl; renews++;
-			if :: rst == INPROG && rtok == me + 1 -> rhold = now + H; dl = now + H :: else -> goto end fi }
-		/* followShadow(shadowRenewed): shadowRenewUpdate fenced on shadowFenceCondition */
-		atomic { now <= dl;
+			if :: rst == INPROG && rtok == me + 1 -> rhold = now + H; newdl = now + H :: else -> goto end fi }
+		/* followShadow(shadowRenewed): shadowRenewUpdate fenced on
+		 * shadowFenceCondition. Since 43f48cb an error fails the renewal (Renew
+		 * returns it: the owner keeps its old lease); a refusal (fenced: the
+		 * shadow is not this attempt's) is not an error: the renewal is done. */
+		atomic { now <= newdl;   /* sent at once, applied any time later (the SDK's retries) */
 			if
-			:: faults < FAULTS -> faults++          /* its error dropped */
-			:: else ->
-#ifndef MUT_RENEW_NOFOLLOW
-				if :: shadowFenceOK -> kipe = rhold :: else fi
-#else
-				skip
+			:: faults < FAULTS -> faults++          /* an error: the renewal failed, the old lease stays */
+#ifdef MUT_RENEW_ERROR
+				; dl = newdl                     /* before 43f48cb: the error dropped */
 #endif
+			:: else ->
+				if
+				:: shadowFenceOK -> kipe = newdl; dl = newdl
+				:: else ->
+#ifdef FIX_FENCED
+					skip                     /* the proposed fix: refused fails the renewal too */
+#else
+					dl = newdl               /* refused: renewed anyway */
+#endif
+				fi
 			fi }
 	:: EXTERNAL && !ext ->
 		/* Attempt.BeginExternal -> Store.MarkExternal: runningCondition */
@@ -267,16 +296,16 @@ handler:
 		/* followShadow(shadowHeld): shadowHoldUpdate fenced */
 		atomic { now <= dl;
 			if
-			:: faults < FAULTS -> faults++          /* its error dropped */
-#ifdef FIX_HELD
+			:: faults < FAULTS -> faults++          /* an error: MarkExternal returns it (43f48cb) */
+#ifndef MUT_HELD_ERROR
 				; goto heldfailed
 #endif
 			:: else -> if :: shadowFenceOK -> kipe = 0; kexp = HELD
 				:: else ->
-#ifdef FIX_HELD
-					goto heldfailed
+#ifdef FIX_FENCED
+					goto heldfailed          /* the proposed fix */
 #else
-					skip                     /* refused: dropped too */
+					skip                     /* refused (fenced): not an error, the call is made */
 #endif
 				fi
 			fi }
@@ -292,14 +321,12 @@ handler:
 	:: true
 	fi;
 	goto commit;
-#ifdef FIX_HELD
 heldfailed:
-	/* the proposed fix: BeginExternal fails when the shadow's hold was not
-	 * written (an error or shadowFenceCondition refused): no call is made and
-	 * the owner gives the record back (Release: R, then the shadow) */
+	/* BeginExternal fails (MarkExternal returned the shadow's error): no call
+	 * is made and the owner gives the record back (Release: R, then the
+	 * shadow) */
 	atomic { now <= dl; if :: rst == INPROG && rtok == me + 1 -> rst = NONE; rtok = 0 :: else -> goto end fi }
 	goto follow_release;
-#endif
 commit:
 	/* commitBeside: TransactWriteItems {R fenceCondition, business write, K Put shadowFenceCondition} */
 	atomic {

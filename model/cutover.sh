@@ -11,19 +11,21 @@
 #   goal    -DGOAL=<id> must be violated (the bound reaches it)
 #   mutant  -DMUT_<name> must give a counterexample of a property
 #
-#  pass    built                 -DEXTERNAL=0
-#  pass    fix_held              -DFIX_HELD
-#  finding C1_EXTERNAL_HOLD      -DRENEWS=0
-#  goal    PT_REPLAYS_L          -DFIX_HELD
-#  goal    L_FROM_PT             -DFIX_HELD
-#  goal    PT_INPROG_SHADOW      -DFIX_HELD
-#  goal    L_INPROG_PT           -DFIX_HELD
-#  goal    PT_DUP                -DFIX_HELD
-#  goal    SHADOW_LOST           -DFIX_HELD
-#  mutant  SHADOW_COND           -DFIX_HELD
-#  mutant  COMMIT_NOSHADOW       -DFIX_HELD
-#  mutant  COMMIT_NOFENCE        -DFIX_HELD
-#  mutant  RELEASE_NOFOLLOW      -DFIX_HELD
+#  pass    built_noext           -DEXTERNAL=0
+#  pass    built_norenew         -DRENEWS=0
+#  finding C2_FENCED_FOLLOW      -DTMAX=5
+#  pass    fixed                 -DFIX_FENCED
+#  goal    PT_REPLAYS_L          -DFIX_FENCED
+#  goal    L_FROM_PT             -DFIX_FENCED
+#  goal    PT_INPROG_SHADOW      -DFIX_FENCED
+#  goal    L_INPROG_PT           -DFIX_FENCED
+#  goal    PT_DUP                -DFIX_FENCED
+#  goal    SHADOW_LOST           -DEXTERNAL=0
+#  mutant  SHADOW_COND           -DFIX_FENCED
+#  mutant  COMMIT_NOSHADOW       -DFIX_FENCED
+#  mutant  COMMIT_NOFENCE        -DFIX_FENCED
+#  mutant  RELEASE_NOFOLLOW      -DFIX_FENCED
+#  mutant  HELD_ERROR            -DFIX_FENCED -DRENEWS=0
 #
 # Usage: cutover.sh [NAME...] (default: every line). Environment: MODEL_DIR
 # (work folder), MODEL_MEMLIM (MB, default 2000), CUTOVER_FLAGS (extra spin
