@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -110,6 +111,10 @@ func (w *PowertoolsWindow) validate(o *Options) error {
 // Powertools key and validation hash the old function derived.
 type powertoolsEvent struct {
 	key, validation string
+	// shadow is set once this invocation sent a shadow write (it may
+	// exist): only then do its renewals, marks and release follow it, so
+	// that outside the window they cost nothing more.
+	shadow *atomic.Bool
 }
 
 type powertoolsEventKey struct{}
@@ -140,7 +145,7 @@ func (s *Store) WithPowertools(ctx context.Context, keySelection, validationSele
 	if err != nil {
 		return ctx, fmt.Errorf("dynamostore: Powertools key: %w", err)
 	}
-	ev := powertoolsEvent{key: key}
+	ev := powertoolsEvent{key: key, shadow: new(atomic.Bool)}
 	if w.Validation {
 		if ev.validation, err = w.Config.ValidationHash(validationSelection); err != nil {
 			return ctx, fmt.Errorf("dynamostore: Powertools validation: %w", err)
@@ -307,6 +312,7 @@ func (s *Store) claimBeside(ctx context.Context, c lambdaidem.Claim, ev powertoo
 		ExpressionAttributeValues:           s.shadowClaimValues(c.Now, c.Key),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
+	ev.shadow.Store(true)
 	err = s.single(ctx, "claim", s.opts.ConflictRetries, func() error {
 		_, err := s.client.PutItem(ctx, in)
 		return err
@@ -437,6 +443,7 @@ func (s *Store) commitBeside(ctx context.Context, c lambdaidem.Commit, ev powert
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}})
+	ev.shadow.Store(true)
 	rec, ok, err := s.commit(ctx, c)
 	var cfe *ConditionFailedError
 	if !errors.As(err, &cfe) || cfe.Index != index {
@@ -503,7 +510,7 @@ const (
 // Powertools honours until it lapses.
 func (s *Store) followShadow(ctx context.Context, what shadowFollows, key, token string, applied bool, hold, expires time.Time) error {
 	ev, ok := s.powertoolsFor(ctx, time.Time{})
-	if !ok || !applied {
+	if !ok || !applied || !ev.shadow.Load() {
 		return nil
 	}
 	values := map[string]types.AttributeValue{":token": str(token)}

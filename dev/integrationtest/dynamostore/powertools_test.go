@@ -634,3 +634,35 @@ func TestPowertoolsLeaseJudgedWithSkew(t *testing.T) {
 		t.Errorf("Powertools lease ended 11 s ago: %q, %v, runs %d; want a run", got, err, runs)
 	}
 }
+
+// After the window closed a request through PowertoolsHandler still carries
+// its Powertools key, but no shadow was written for it: a handler error
+// releases the claim with one DeleteItem, not a second one on the
+// Powertools key (inside the window: both). Before followShadow asked
+// whether this invocation wrote a shadow, the release outside the window
+// cost a DeleteItem more.
+func TestPowertoolsWindowClosedReleaseCalls(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		until time.Time
+		want  map[string]int
+	}{
+		{"inside", t0.Add(time.Hour), map[string]int{"UpdateItem": 1, "PutItem": 1, "DeleteItem": 2}},
+		{"outside", t0.Add(-time.Hour), map[string]int{"UpdateItem": 1, "DeleteItem": 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, windowOpts(c.until))
+			p := e.proxy(t)
+			g := e.guard(t, testclock.New(t0))
+			ctx := cutoverCtx(t, e.store, "c-2", 10)
+			p.ResetCalls()
+			boom := errors.New("boom")
+			if _, err := lambdaidem.Do(ctx, g, call("c-2"), func(ctx context.Context) (string, error) { return "", boom }); !errors.Is(err, boom) {
+				t.Fatal(err)
+			}
+			if got := p.Calls(); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("calls %v; want %v", got, c.want)
+			}
+		})
+	}
+}
