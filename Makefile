@@ -217,8 +217,9 @@ model: model-small
 ## model-replay: 300 schedules sampled from the model replayed against the Go code over the
 ## DynamoDB test endpoint (dev/model; make test's unit run replays 12)
 MODEL_SCHEDULES ?= 300
+MODEL_AIMED ?= 3
 model-replay:
-	cd dev && MODEL_SCHEDULES=$(MODEL_SCHEDULES) $(GO) test -count=1 -run TestReplaySchedules ./model/
+	cd dev && MODEL_SCHEDULES=$(MODEL_SCHEDULES) MODEL_AIMED=$(MODEL_AIMED) $(GO) test -count=1 -run 'TestReplaySchedules|TestReplayAimed' ./model/
 
 ## model-cutover: the Powertools cutover model (model/cutover.pml: Powertools instances beside
 ## lambdaidem owners on one operation inside the window), its goals and mutants (model/cutover.sh)

@@ -159,9 +159,18 @@ bit  opRead;             /* the operator has read the record */
 #define G_NOTDONE_REDISPATCH 10 /* a dispatch after a "not done" released the record */
 #define G_TTL_INPROG      11   /* TTL deletion of an INPROGRESS record */
 #define G_RENEW_CAPPED    12   /* a renewal capped at MaxRunTime applied */
+#define G_RECONCILE_DONE  13   /* a reconcile function answers "done" */
+#define G_RECONCILE_NOTDONE 14 /* a reconcile function answers "not done" */
+#define G_RECONCILE_CANNOTTELL 15 /* a reconcile function cannot tell */
 #ifdef GOAL
 bit goalReached;
+#ifdef GOAL_AT_END
+/* model/replay's aimed schedules: a whole run that reached the goal (the
+ * assertion at the end of init) */
+#define REACH(id, cond) if :: GOAL == id && (cond) -> goalReached = 1 :: else fi
+#else
 #define REACH(id, cond) if :: GOAL == id && (cond) -> goalReached = 1; assert(!goalReached) :: else fi
+#endif
 #else
 #define REACH(id, cond) skip
 #endif
@@ -648,13 +657,15 @@ reconcile:
 	atomic {
 		STEP(me); otok = cur.tok; ok = 0; err = 0;
 		if
-		:: landed > 0 -> printf("EV %d reconcile done\n", me); REACH(G_RECONCILE_FINAL, me == FINAL)
+		:: landed > 0 -> printf("EV %d reconcile done\n", me); REACH(G_RECONCILE_FINAL, me == FINAL);
+			REACH(G_RECONCILE_DONE, 1)
 		:: landed == 0 && inflight == 0 ->
 			printf("EV %d reconcile notdone\n", me); REACH(G_RECONCILE_FINAL, me == FINAL);
+			REACH(G_RECONCILE_NOTDONE, 1);
 			/* not done: Store.Release fenced on the owner's token; then claim again */
 			W1(me, f, release(otok, 1, ok), W_RELEASE, err);
 			goto notDone
-		:: me != FINAL -> printf("EV %d reconcile cannottell\n", me); goto outcomeUnknown
+		:: me != FINAL -> printf("EV %d reconcile cannottell\n", me); REACH(G_RECONCILE_CANNOTTELL, 1); goto outcomeUnknown
 		fi;
 		/* done: op.commit under the owner's token, the reconcile function's outcome */
 		c = clk(me); exp = c + RH;
@@ -1078,5 +1089,8 @@ init {
 		run Attempt(FINAL)
 	}
 	finished == NATT + 2;
-	assert(progressed)
+	assert(progressed);
+#ifdef GOAL_AT_END
+	assert(!goalReached)
+#endif
 }

@@ -626,3 +626,47 @@ func newServer(t *testing.T, h http.Handler) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// TestReplayAimed replays, for each transition class random samples rarely
+// reach (mark unknown, reconcile done / not done / cannot tell, resolve
+// --done), schedules the model's search
+// finds aimed at it (a reachability goal, see aimed), MODEL_AIMED per class
+// (default 1; each in its own search order), and fails on a class with no
+// schedule that holds its transition.
+func TestReplayAimed(t *testing.T) {
+	if _, err := exec.LookPath("spin"); err != nil {
+		t.Fatal("spin is not installed: the model replay needs it (Debian/Ubuntu: apt-get install -y spin)")
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc): spin's verifier cannot be built")
+	}
+	pml, err := filepath.Abs("../../model/record.pml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := envInt("MODEL_AIMED", 1)
+	for _, c := range classes {
+		dir := t.TempDir()
+		reached := 0
+		for seed := 1; seed <= per; seed++ {
+			evs, err := aimed(pml, dir, c.goal, seed)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if !c.has(evs) {
+				t.Errorf("%s: the schedule aimed at it (goal %d, seed %d) does not hold it", c.name, c.goal, seed)
+				continue
+			}
+			reached++
+			t.Run(strings.ReplaceAll(c.name, " ", "_")+"/seed="+strconv.Itoa(seed), func(t *testing.T) {
+				if d := replay(t, evs); d != "" {
+					t.Errorf("the code departs from the model (goal %d, pan -RS%d, %s):\n%s", c.goal, seed, strings.Join(sampleFlags, " "), d)
+				}
+			})
+		}
+		t.Logf("%-22s %d of %d schedules replayed", c.name, reached, per)
+		if reached == 0 {
+			t.Errorf("%s: no schedule reached it", c.name)
+		}
+	}
+}

@@ -8,7 +8,9 @@
 // (a "--- FAIL" line or a test that ran past its timeout): a mutant that
 // does not compile, or whose requests DynamoDB refuses (a
 // ValidationException, as for an unused :placeholder), is broken, not
-// killed, and fails the run as a survivor does. Before any search the
+// killed, and fails the run as a survivor does. (A ValidationException
+// about the request's data, such as an item over the size limit, which
+// some tests provoke on purpose, is not a refused expression.) Before any search the
 // tool checks every mutant statically: its anchor and original text are
 // found exactly where the list says (a listed text no longer in the code
 // fails loudly: the list must follow main), and the replacement keeps
@@ -31,7 +33,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -203,6 +204,10 @@ var (
 	failLine  = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
 	timedOut  = regexp.MustCompile(`(?m)^panic: test timed out`)
 	buildFail = regexp.MustCompile(`(?m)\[(build failed|setup failed)\]|^# \S+$`)
+	// exprRefused: DynamoDB's refusal of an expression (an unused or
+	// undefined placeholder, a syntax error), not of the request's data (an
+	// item too large, which tests provoke on purpose).
+	exprRefused = regexp.MustCompile(`ValidationException: [^"\n]*(Expression|expression|unused|[Ss]yntax|placeholder)[^"\n]*`)
 )
 
 func runSuite(root string, s suite, overlay string, timeout time.Duration) result {
@@ -228,8 +233,8 @@ func runSuite(root string, s suite, overlay string, timeout time.Duration) resul
 		return r
 	case buildFail.Match(out):
 		r.broken = "does not compile"
-	case bytes.Contains(out, []byte("ValidationException")):
-		r.broken = "DynamoDB refused a request (ValidationException)"
+	case exprRefused.Match(out):
+		r.broken = "DynamoDB refused an expression (ValidationException): " + string(exprRefused.Find(out))
 	case timedOut.Match(out):
 		r.failed, r.fails = true, []string{"(a test ran past its timeout)"}
 	default:
