@@ -163,3 +163,31 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// A selection as []byte holding JSON is parsed as written, like a
+// json.RawMessage (the documented contract); before, encoding/json turned it
+// into a base64 string and the key was another one, silently. A lone UTF-16
+// surrogate escape, which Python and JavaScript keep and encoding/json turns
+// into U+FFFD, is refused rather than hashed into a key Powertools never
+// wrote.
+func TestSelectionBytesAndLoneSurrogates(t *testing.T) {
+	for _, c := range []powertools.Config{{Language: powertools.Python, FunctionName: "f", Handler: "app.h"}, {Language: powertools.TypeScript, FunctionName: "f"}} {
+		raw, err := c.Key(json.RawMessage(`{"id": "order-1"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := c.Key([]byte(`{"id": "order-1"}`)); err != nil || b != raw {
+			t.Errorf("%v: Key([]byte) = %q, %v; want %q as for json.RawMessage", c.Language, b, err, raw)
+		}
+		for _, sel := range []string{`"\ud800"`, `{"k": "a\udc00b"}`, `"\ud83dx"`, `["\uDBFF\u0041"]`} {
+			if k, err := c.Key(json.RawMessage(sel)); !errors.Is(err, powertools.ErrSelection) {
+				t.Errorf("%v: Key(%s) = %q, %v; want ErrSelection", c.Language, sel, k, err)
+			}
+		}
+		for _, sel := range []string{`"\ud83d\ude00"`, `"\\ud800"`, `"a\\\\ud800"`} {
+			if _, err := c.Key(json.RawMessage(sel)); err != nil {
+				t.Errorf("%v: Key(%s): %v; want a key (a pair, or an escaped backslash)", c.Language, sel, err)
+			}
+		}
+	}
+}

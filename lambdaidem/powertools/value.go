@@ -48,6 +48,9 @@ var errDepth = errors.New("nested too deeply")
 // parse decodes one JSON document into a value; anything after it but
 // white space is an error.
 func parse(doc []byte) (value, error) {
+	if err := loneSurrogate(doc); err != nil {
+		return value{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	v, err := decodeValue(dec, 0)
@@ -67,6 +70,8 @@ func encodeSelection(v any) (value, error) {
 	var doc []byte
 	switch x := v.(type) {
 	case json.RawMessage:
+		doc = x
+	case []byte:
 		doc = x
 	default:
 		b, err := json.Marshal(v)
@@ -157,4 +162,65 @@ func lastWins(members []member) []member {
 // an exponent: Python, Jackson and .NET read it as an integer.
 func isInteger(lit string) bool {
 	return !bytes.ContainsAny([]byte(lit), ".eE")
+}
+
+// loneSurrogate reports a \u escape of a UTF-16 surrogate without its
+// pair in doc's strings. Python's json and JavaScript's JSON keep such a
+// string as it is and write the escape back; encoding/json replaces it
+// with U+FFFD, so the text hashed here would not be the text Powertools
+// hashed: refused rather than a key Powertools never wrote.
+func loneSurrogate(doc []byte) error {
+	inString := false
+	for i := 0; i < len(doc); i++ {
+		c := doc[i]
+		if !inString {
+			inString = c == '"'
+			continue
+		}
+		switch c {
+		case '"':
+			inString = false
+		case '\\':
+			if i+1 < len(doc) && doc[i+1] == 'u' {
+				r, ok := hex4(doc, i+2)
+				switch {
+				case ok && r >= 0xD800 && r < 0xDC00:
+					lo, okLo := rune(0), false
+					if i+7 < len(doc) && doc[i+6] == '\\' && doc[i+7] == 'u' {
+						lo, okLo = hex4(doc, i+8)
+					}
+					if !okLo || lo < 0xDC00 || lo > 0xDFFF {
+						return fmt.Errorf("a lone UTF-16 surrogate escape at byte %d, which this package cannot hash as Powertools does", i)
+					}
+					i += 11
+					continue
+				case ok && r >= 0xDC00 && r <= 0xDFFF:
+					return fmt.Errorf("a lone UTF-16 surrogate escape at byte %d, which this package cannot hash as Powertools does", i)
+				}
+			}
+			i++ // the escaped character
+		}
+	}
+	return nil
+}
+
+// hex4 is the value of the four hex digits at doc[i:].
+func hex4(doc []byte, i int) (rune, bool) {
+	if i+4 > len(doc) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range doc[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
