@@ -44,7 +44,7 @@ cd "$dir"
 list=$(sed -n 's/^#  \(pass\|finding\|goal\|mutant\)  *\([A-Za-z0-9_]*\)  *\(.*\)$/\1 \2 \3/p' "$here/cutover.sh")
 names=${*:-$(printf '%s\n' "$list" | cut -d' ' -f2)}
 fail=0
-printf '%-8s %-18s %-8s %-6s %-11s %-7s %s\n' kind name result depth states seconds flags
+printf '%-8s %-18s %-8s %-6s %-11s %-7s %-6s %s\n' kind name result depth states seconds MB flags
 for n in $names; do
 	line=$(printf '%s\n' "$list" | awk -v n="$n" '$2 == n')
 	[ -n "$line" ] || { echo "cutover.sh: $n is not in the list" >&2; exit 2; }
@@ -65,6 +65,7 @@ for n in $names; do
 	./pan -m100000 -w24 -E >pan.out 2>&1 || true
 	secs=$(($(date +%s) - start))
 	states=$(sed -n 's/^ *\([0-9]*\) states, stored.*/\1/p' pan.out | head -1)
+	mb=$(sed -n 's/^ *\([0-9.]*\).*total actual memory usage.*/\1/p' pan.out | head -1)
 	depth=$(sed -n 's/.*(at depth \([0-9]*\)).*/\1/p' pan.out | head -1)
 	if grep -qE "reached -DMEMLIM bound|max search depth too small|out of memory" pan.out; then
 		result=CUT
@@ -82,7 +83,7 @@ for n in $names; do
 	finding/none | finding/goal | finding/CUT | mutant/none | mutant/goal | mutant/CUT) ;;
 	finding/* | mutant/*) ok=yes ;;
 	esac
-	printf '%-8s %-18s %-8s %-6s %-11s %-7s %s\n' "$kind" "$n" "$([ $ok = yes ] && echo ok || echo FAIL)" "${depth:--}" "${states:-?}" "$secs" "$flags"
+	printf '%-8s %-18s %-8s %-6s %-11s %-7s %-6s %s\n' "$kind" "$n" "$([ $ok = yes ] && echo ok || echo FAIL)" "${depth:--}" "${states:-?}" "$secs" "${mb%.*}" "$flags"
 	if [ "$kind" != goal ] && [ "$result" != none ] && [ "$result" != CUT ]; then
 		printf '         %s\n' "$result"
 	fi
