@@ -73,6 +73,11 @@ func ReadPowertoolsEnv(getenv func(string) string) (PowertoolsWindow, error) {
 	w.Config.Handler = getenv(EnvPowertoolsHandler)
 	w.Config.KeyPrefix = getenv(EnvPowertoolsKeyPrefix)
 	w.Config.HashFunction = getenv(EnvPowertoolsHashFunction)
+	if w.Config.FunctionName == "" && strings.TrimSpace(w.Config.KeyPrefix) == "" {
+		// Powertools' prefix would be its default outside Lambda ("test-func",
+		// ""), which no deployed function wrote: the window would find nothing.
+		problems = append(problems, fmt.Sprintf("%s (the old function's AWS_LAMBDA_FUNCTION_NAME) or %s is required", EnvPowertoolsFunctionName, EnvPowertoolsKeyPrefix))
+	}
 	switch v := getenv(EnvPowertoolsValidation); v {
 	case "", "false":
 	case "true":

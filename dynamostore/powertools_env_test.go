@@ -61,3 +61,26 @@ func TestReadPowertoolsEnv(t *testing.T) {
 		t.Error("New with a window and a sort key: nil error")
 	}
 }
+
+// A window read from the environment without the old function's name or
+// key prefix is refused, as lambdaidemcdk.BindPowertoolsWindow refuses it:
+// Powertools' prefix would then be "test-func" (Python) or "" (TypeScript),
+// which no deployed Powertools function wrote, and the window would find
+// nothing, silently.
+func TestReadPowertoolsEnvNeedsTheOldName(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	base := map[string]string{dynamostore.EnvPowertoolsUntil: "2027-01-15T10:00:00Z", dynamostore.EnvPowertoolsLanguage: "typescript"}
+	_, err := dynamostore.ReadPowertoolsEnv(env(base))
+	if !errors.Is(err, dynamostore.ErrEnvironment) || !strings.Contains(err.Error(), dynamostore.EnvPowertoolsFunctionName) {
+		t.Errorf("no function name: %v; want ErrEnvironment naming %s", err, dynamostore.EnvPowertoolsFunctionName)
+	}
+	for _, name := range []string{dynamostore.EnvPowertoolsFunctionName, dynamostore.EnvPowertoolsKeyPrefix} {
+		m := map[string]string{name: "orders"}
+		for k, v := range base {
+			m[k] = v
+		}
+		if _, err := dynamostore.ReadPowertoolsEnv(env(m)); err != nil {
+			t.Errorf("with %s: %v", name, err)
+		}
+	}
+}
