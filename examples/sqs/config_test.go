@@ -35,8 +35,8 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name: "the outbox: order accepted events",
 			env:  map[string]string{"IDEMPOTENCY_TABLE": "idem", "ORDERS_TABLE": "orders", "OUTBOX_TABLE": "outbox", "ORDER_ACCEPTED_QUEUE": "https://q.fifo"},
-			want: settings{Idempotency: dynamostore.Env{Table: "idem", RetryHorizon: 24 * time.Hour}, OrdersTable: "orders",
-				OutboxTable: "outbox", AcceptedQueue: "https://q.fifo"},
+			want: settings{Idempotency: dynamostore.Env{Table: "idem", RetryHorizon: 24 * time.Hour, OutboxTable: "outbox"}, OrdersTable: "orders",
+				AcceptedQueue: "https://q.fifo"},
 		},
 		{
 			name:    "an outbox without its queue",

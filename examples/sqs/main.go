@@ -55,8 +55,7 @@ func setup(ctx context.Context, logger *slog.Logger) (func(context.Context, even
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
-	store, err := dynamostore.New(dynamodb.NewFromConfig(awsCfg), cfg.Idempotency.Table, cfg.Idempotency.StoreOptions,
-		func(o *dynamostore.Options) { o.OutboxTable = cfg.OutboxTable })
+	store, err := dynamostore.New(dynamodb.NewFromConfig(awsCfg), cfg.Idempotency.Table, cfg.Idempotency.StoreOptions)
 	if err != nil {
 		return nil, err
 	}
