@@ -15,6 +15,8 @@
 #  pass    built_norenew         -DRENEWS=0
 #  finding C2_FENCED_FOLLOW      -DTMAX=5
 #  pass    fixed                 -DFIX_FENCED
+#  pass    fixed_t6              -DFIX_FENCED -DTMAX=6
+#  pass    built_noext_t6        -DEXTERNAL=0 -DTMAX=6
 #  goal    PT_REPLAYS_L          -DFIX_FENCED
 #  goal    L_FROM_PT             -DFIX_FENCED
 #  goal    PT_INPROG_SHADOW      -DFIX_FENCED
@@ -64,7 +66,7 @@ for n in $names; do
 	# -E: every process may stop anywhere (a crash)
 	./pan -m100000 -w24 -E >pan.out 2>&1 || true
 	secs=$(($(date +%s) - start))
-	states=$(sed -n 's/^ *\([0-9]*\) states, stored.*/\1/p' pan.out | head -1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.out | head -1)
 	mb=$(sed -n 's/^ *\([0-9.]*\).*total actual memory usage.*/\1/p' pan.out | head -1)
 	depth=$(sed -n 's/.*(at depth \([0-9]*\)).*/\1/p' pan.out | head -1)
 	if grep -qE "reached -DMEMLIM bound|max search depth too small|out of memory" pan.out; then
