@@ -57,7 +57,11 @@ func (s *Store) MarkExternal(ctx context.Context, f lambdaidem.Fence) (bool, err
 		return err
 	})
 	ok, err := fenced("mark external", err)
-	if ferr := s.followShadow(ctx, shadowHeld, f.Key, f.Token, ok, time.Time{}, shadowHeldUntil()); ferr != nil {
+	ferr := s.followShadow(ctx, shadowHeld, f.Key, f.Token, ok, time.Time{}, shadowHeldUntil())
+	if errors.Is(ferr, errShadowTaken) {
+		return false, nil // a Powertools instance holds the key: BeginExternal is refused
+	}
+	if ferr != nil {
 		// The external call must not start while Powertools could take the
 		// key at the shadow's lease; the core gives the claim back.
 		return ok, ferr

@@ -501,7 +501,9 @@ const (
 // (applied): one more conditional write on the shadow, fenced on the
 // attempt's token, when the event has a Powertools key. A shadow that is
 // not this attempt's (none was written: the claim came after the window
-// closed) is left alone. Any other failure is returned, for the write that
+// closed) is left alone. A follow refused because the shadow no longer
+// names the attempt is errShadowTaken (the write must answer as refused).
+// Any other failure is returned, for the write that
 // must not look done without it: a renewal whose shadow kept its old lease
 // (Powertools may claim the key at that lease while the owner, renewed,
 // runs on), or an external mark whose shadow is still leased (Powertools
@@ -541,6 +543,15 @@ func (s *Store) followShadow(ctx context.Context, what shadowFollows, key, token
 		}
 		call = func() error { _, err := s.client.UpdateItem(ctx, in); return err }
 	}
-	_, err := fenced("shadow", s.single(ctx, "shadow", s.opts.ConflictRetries, call))
+	followed, err := fenced("shadow", s.single(ctx, "shadow", s.opts.ConflictRetries, call))
+	if err == nil && !followed && what != shadowReleased {
+		return errShadowTaken
+	}
 	return err
 }
+
+// errShadowTaken: the shadow this attempt wrote no longer names it (a
+// Powertools instance claimed the key once the shadow's lease had lapsed,
+// before the follow landed: the cutover model's finding C2). The owner
+// must not run on: Renew and MarkExternal answer as for a lost lease.
+var errShadowTaken = errors.New("dynamostore: the Powertools key no longer names this attempt")

@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -26,7 +27,11 @@ func (s *Store) Renew(ctx context.Context, r lambdaidem.Renewal) (bool, error) {
 	if r.External {
 		what, expires = shadowHeld, shadowHeldUntil()
 	}
-	if ferr := s.followShadow(ctx, what, r.Key, r.Token, ok, r.HoldUntil, expires); ferr != nil {
+	ferr := s.followShadow(ctx, what, r.Key, r.Token, ok, r.HoldUntil, expires)
+	if errors.Is(ferr, errShadowTaken) {
+		return false, nil // a Powertools instance holds the key: the lease is lost
+	}
+	if ferr != nil {
 		// The renewal is not done until the shadow follows: the core retries
 		// it while the lease lasts, then gives the lease up.
 		return ok, ferr

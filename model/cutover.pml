@@ -40,11 +40,12 @@
  * while the renewed owner may run (the SDK's retries of a throttled
  * UpdateItem): it can land after the shadow's old in_progress_expiration.
  *
- * Variants: -DFIX_FENCED (the proposed fix of finding C2: a refused follow
- * of a renewal or an external mark fails them as an error does);
- * -DEXTERNAL=0 (no external calls); -DMUT_<NAME> (model/cutover.sh).
+ * Variants: -DEXTERNAL=0 (no external calls); -DMUT_<NAME>
+ * (model/cutover.sh). -DMUT_FENCED_FOLLOW is the code before the fix of
+ * finding C2 (followShadow treating a refused follow as done).
  *
- * Finding C2 (model/cutover.sh C2_FENCED_FOLLOW, open): the renewal's record
+ * Finding C2 (fixed in dynamostore.followShadow: errShadowTaken; the mutant
+ * FENCED_FOLLOW in model/cutover.sh keeps it found): the renewal's record
  * write applies, its shadow follow lands after the old lease, a Powertools
  * instance claimed the key in between: the follow is refused, Renew reports
  * the lease renewed, the owner's BeginExternal (MarkExternal, its follow
@@ -282,10 +283,10 @@ handler:
 				if
 				:: shadowFenceOK -> kipe = newdl; dl = newdl
 				:: else ->
-#ifdef FIX_FENCED
-					skip                     /* the proposed fix: refused fails the renewal too */
+#ifndef MUT_FENCED_FOLLOW
+					skip                     /* errShadowTaken: Renew answers false, the lease is lost */
 #else
-					dl = newdl               /* refused: renewed anyway */
+					dl = newdl               /* finding C2 as first built: refused, renewed anyway */
 #endif
 				fi
 			fi }
@@ -302,10 +303,10 @@ handler:
 #endif
 			:: else -> if :: shadowFenceOK -> kipe = 0; kexp = HELD
 				:: else ->
-#ifdef FIX_FENCED
-					goto heldfailed          /* the proposed fix */
+#ifndef MUT_FENCED_FOLLOW
+					goto heldfailed          /* errShadowTaken: MarkExternal answers false */
 #else
-					skip                     /* refused (fenced): not an error, the call is made */
+					skip                     /* finding C2 as first built: the call is made */
 #endif
 				fi
 			fi }

@@ -1,0 +1,61 @@
+package dynamostore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaidem/lambdaidem/lambdaidem"
+)
+
+// The cutover model's finding C2 (model/cutover.sh, C2_FENCED_FOLLOW): a
+// renewing owner's renewal applies to its record, its shadow's follow is
+// delayed (the SDK's retries of a throttled UpdateItem) past the shadow's
+// old in_progress_expiration, and a Powertools instance claims the key
+// there. The follow is then refused by shadowFenceCondition, which
+// followShadow treats as no error: Renew reports the lease renewed, and
+// the owner's BeginExternal (MarkExternal, whose follow is refused too)
+// succeeds, so the external call runs beside the Powertools instance's
+// effect. Both must fail while the Powertools key holds another record.
+// The store sees the same items whether the renewal's record write came
+// before the Powertools claim or after it, so the test sends the
+// Powertools claim first.
+func TestPowertoolsShadowTakenBeforeTheFollow(t *testing.T) {
+	e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+	ctx := cutoverCtx(t, e.store, "c2", 10)
+	c := claimOf(recordKey("c2"), "tok-c2")
+	if _, ok, err := e.store.Claim(ctx, c); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	// Powertools' claim once the shadow's lease (the claim's hold) lapsed.
+	pnow := c.HoldUntil.Add(30 * time.Second)
+	_, err := e.client.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: aws.String(e.table),
+		Item:      ptItem(t, "c2", 10, "INPROGRESS", pnow.Add(time.Hour), pnow.Add(time.Minute), ""),
+		ConditionExpression: aws.String("attribute_not_exists(#id) OR #expiry < :now OR " +
+			"(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"),
+		ExpressionAttributeNames: map[string]string{"#id": "id", "#expiry": "expiration", "#status": "status", "#in_progress_expiry": "in_progress_expiration"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(pnow.Unix())}, ":now_in_millis": &types.AttributeValueMemberN{Value: fmt.Sprint(pnow.UnixMilli())},
+			":inprogress": &types.AttributeValueMemberS{Value: "INPROGRESS"},
+		},
+	})
+	if err != nil {
+		t.Fatalf("Powertools could not claim after the shadow lapsed: %v", err)
+	}
+	later := t0.Add(40 * time.Second) // the renewal, sent before the hold
+	ok, err := e.store.Renew(ctx, lambdaidem.Renewal{Key: c.Key, Token: c.Token, Now: later,
+		LeaseUntil: later.Add(time.Minute), HoldUntil: later.Add(time.Minute), ExpiresAt: later.Add(horizon)})
+	if ok && err == nil {
+		t.Errorf("Renew = true, nil while Powertools holds the key: the owner runs on beside a Powertools instance")
+	}
+	ok, err = e.store.MarkExternal(ctx, lambdaidem.Fence{Key: c.Key, Token: c.Token, Now: later.Add(time.Second)})
+	if ok && err == nil {
+		t.Errorf("MarkExternal = true, nil while Powertools holds the key: BeginExternal lets the external call run beside the Powertools instance's effect")
+	}
+}
