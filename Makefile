@@ -34,7 +34,7 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay model-cutover mutate
+.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay model-cutover model-outbox mutate
 
 all: test
 
@@ -213,6 +213,7 @@ model: model-small
 	$(MAKE) model-mutate
 	$(MAKE) model-replay
 	$(MAKE) model-cutover
+	$(MAKE) model-outbox
 
 ## model-replay: 300 schedules sampled from the model replayed against the Go code over the
 ## DynamoDB test endpoint (dev/model; make test's unit run replays 12)
@@ -225,6 +226,11 @@ model-replay:
 ## lambdaidem owners on one operation inside the window), its goals and mutants (model/cutover.sh)
 model-cutover:
 	model/cutover.sh
+
+## model-outbox: the outbox model (model/outbox.pml: one key's outbox item, two relays, a
+## deduplicating target, key reuse), its findings, goals and mutants (model/outbox.sh)
+model-outbox:
+	model/outbox.sh
 
 ## model-small: the model at the bound make test runs (fails without spin, saying how to install it)
 model-small:
