@@ -209,6 +209,8 @@ fuzz:
 model: model-small
 	model/check.sh full
 	model/check.sh renewals
+	model/check.sh two
+	GOALS_BOUND=two model/goals.sh TAKEOVER MARK_UNKNOWN
 	model/goals.sh
 	$(MAKE) model-mutate
 	$(MAKE) model-replay

@@ -9,11 +9,12 @@
 #   renewals  1 attempt as small, the clock to 9 ticks: room for two renewals
 #          (a late one applied after a later one, findings F4, also when both
 #          are capped at MaxRunTime); exhaustive
-#   two    2 concurrent attempts (either mode, two intents), the operator, the
-#          final retry, every fault kind once, clock to 4 ticks; exhaustive
+#   two    2 concurrent attempts (either mode, two intents), the final retry,
+#          1 fault, late writes, clock to 3 ticks, 1 round/resend/renewal, no
+#          operator; exhaustive (-DCOLLAPSE, lossless), 12.7 M states
 #   managed  2 renewing or standard attempts, MaxRunTime 6 (two leases), a
 #          retry horizon of 4 (shorter than MaxRunTime), clock to 6 ticks;
-#          exhaustive
+#          exhaustive (-DCOLLAPSE); does not finish in make model's time
 #
 # A bound may name overrides after commas: small,NATT=2,OPERATOR=0 is the
 # small search (hash compaction) with those model bounds (record.pml's
@@ -42,8 +43,8 @@ case $base in
 small) vars="NATT=1 TMAX=6 FAULTS=1"; cflags="-DHC4"; w=26; opt=-O0; mem=3000 ;;
 full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE"; w=33; opt=-O2; mem=3000 ;;
 renewals) vars="NATT=1 TMAX=9 FAULTS=1"; cflags="-DHC4"; w=28; opt=-O2; mem=8000 ;;
-two)   vars="NATT=2 TMAX=4 FAULTS=1"; cflags="-DHC4"; w=28; opt=-O2; mem=8000 ;;
-managed) vars="NATT=2 TMAX=6 FAULTS=1 MAXRUN=6 RH=4 OPERATOR=0 REUSE=0 OPTIMISTIC=0"; cflags="-DHC4"; w=28; opt=-O2; mem=8000 ;;
+two)   vars="NATT=2 TMAX=3 FAULTS=1 ROUNDS=1 RESENDS=1 RENEWALS=1 OPERATOR=0 REUSE=0"; cflags="-DCOLLAPSE"; w=27; opt=-O2; mem=10000 ;;
+managed) vars="NATT=2 TMAX=6 FAULTS=1 MAXRUN=6 RH=4 OPERATOR=0 REUSE=0 OPTIMISTIC=0"; cflags="-DCOLLAPSE"; w=27; opt=-O2; mem=10000 ;;
 *) echo "check.sh: unknown bound $base (small, full, renewals, two or managed)" >&2; exit 2 ;;
 esac
 if [ "$bound" != "$base" ]; then
@@ -68,7 +69,7 @@ spin -a $bflags "$@" record.pml >/dev/null
 cc ${MODEL_CFLAGS:-$opt} -DSAFETY $cflags -DMEMLIM=${MODEL_MEMLIM:-$mem} -o pan pan.c
 # -E: every process may end anywhere (the final retry's end is asserted instead)
 ./pan -m400000 -w"$w" -E ${PAN_FLAGS:-} >pan.out 2>&1 || true
-grep -E "^(State-vector|pan:|.*states, stored|.*transitions|.*hash factor|.*elapsed)" pan.out || true
+grep -E "^(State-vector|pan:|.*states, stored|.*transitions|.*hash factor|.*elapsed|.*total actual memory)" pan.out || true
 if grep -q "errors: 0" pan.out; then
 	# a search cut short (memory or depth) proves nothing
 	if grep -qE "reached -DMEMLIM bound|max search depth too small|out of memory" pan.out; then
