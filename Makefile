@@ -211,6 +211,8 @@ model: model-small
 	model/check.sh renewals
 	model/check.sh two
 	GOALS_BOUND=two model/goals.sh TAKEOVER MARK_UNKNOWN
+	model/check.sh managed
+	GOALS_BOUND=managed model/goals.sh RENEW_CAPPED TAKEOVER
 	model/goals.sh
 	$(MAKE) model-mutate
 	$(MAKE) model-replay

@@ -13,8 +13,9 @@
 #          1 fault, late writes, clock to 3 ticks, 1 round/resend/renewal, no
 #          operator; exhaustive (-DCOLLAPSE, lossless), 12.7 M states
 #   managed  2 renewing or standard attempts, MaxRunTime 6 (two leases), a
-#          retry horizon of 4 (shorter than MaxRunTime), clock to 6 ticks;
-#          exhaustive (-DCOLLAPSE); does not finish in make model's time
+#          retry horizon of 4 (shorter than MaxRunTime), clock to 5 ticks,
+#          1 fault, 1 round/resend/renewal, no late writes, no operator;
+#          exhaustive (-DCOLLAPSE), 96.1 M states, 4.8 GB
 #
 # A bound may name overrides after commas: small,NATT=2,OPERATOR=0 is the
 # small search (hash compaction) with those model bounds (record.pml's
@@ -44,7 +45,7 @@ small) vars="NATT=1 TMAX=6 FAULTS=1"; cflags="-DHC4"; w=26; opt=-O0; mem=3000 ;;
 full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE"; w=33; opt=-O2; mem=3000 ;;
 renewals) vars="NATT=1 TMAX=9 FAULTS=1"; cflags="-DHC4"; w=28; opt=-O2; mem=8000 ;;
 two)   vars="NATT=2 TMAX=3 FAULTS=1 ROUNDS=1 RESENDS=1 RENEWALS=1 OPERATOR=0 REUSE=0"; cflags="-DCOLLAPSE"; w=27; opt=-O2; mem=10000 ;;
-managed) vars="NATT=2 TMAX=6 FAULTS=1 MAXRUN=6 RH=4 OPERATOR=0 REUSE=0 OPTIMISTIC=0"; cflags="-DCOLLAPSE"; w=27; opt=-O2; mem=10000 ;;
+managed) vars="NATT=2 TMAX=5 FAULTS=1 MAXRUN=6 RH=4 OPERATOR=0 REUSE=0 OPTIMISTIC=0 ROUNDS=1 RESENDS=1 RENEWALS=1 LATE=0"; cflags="-DCOLLAPSE"; w=27; opt=-O2; mem=10000 ;;
 *) echo "check.sh: unknown bound $base (small, full, renewals, two or managed)" >&2; exit 2 ;;
 esac
 if [ "$bound" != "$base" ]; then
