@@ -137,10 +137,10 @@ bit clientDone;
 #else
 #define POSITION_OK(p) (ipub == (p))
 #endif
-/* As built, atPosition names no operation: a late mark after key reuse
- * applies to the next operation's item (finding O2). -DOPFENCE: the
- * conditions also compare the operation (e.g. #committed = :committed). */
-#ifdef OPFENCE
+/* atPosition compares the operation (#committed = :committed): without it
+ * (-DMUT_NO_OPFENCE, the code before the fix of finding O2) a late mark
+ * after key reuse applies to the next operation's item. */
+#ifndef MUT_NO_OPFENCE
 #define AT_POSITION(p) (iop == lop && STATUS_OK && POSITION_OK(p))
 #else
 #define AT_POSITION(p) (iop != 0 && STATUS_OK && POSITION_OK(p))
@@ -251,9 +251,9 @@ step:
 		:: atomic { else -> goto read }  /* !ok: another relay moved the item */
 		fi;
 		/* the update returns at any later tick; the PublishTimeout starts then.
-		 * As built, step publishes without asking Lands again (finding O1);
-		 * -DRECHECK: Lands asked again with the recorded dispatch (the fix) */
-#ifdef RECHECK
+		 * relay.step asks Lands again with the recorded dispatch (the fix of
+		 * finding O1); -DMUT_NO_RECHECK is the code before it */
+#ifndef MUT_NO_RECHECK
 		atomic {
 			if
 			:: !WITHIN(ldisp) -> fromWindow = 1; goto aside

@@ -247,18 +247,26 @@ func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 	// item): it may have reached its target even if this try is refused.
 	earlier := !it.DispatchedAt.IsZero()
 	if m.Window > 0 {
+		margin := lambdaidem.WindowMargin(r.opts.ClockSkew, r.opts.PublishTimeout)
 		now := r.opts.Now()
-		if err := outbox.Lands(m, it.DispatchedAt, now, lambdaidem.WindowMargin(r.opts.ClockSkew, r.opts.PublishTimeout)); err != nil {
+		if err := outbox.Lands(m, it.DispatchedAt, now, margin); err != nil {
 			return r.setAside(ctx, it, err, true)
 		}
 		if it.DispatchedAt.IsZero() {
-			ok, err := r.update(ctx, it.Key, outboxitem.DispatchUpdate, outboxitem.DispatchCondition, map[string]types.AttributeValue{
+			ok, err := r.update(ctx, it, outboxitem.DispatchUpdate, outboxitem.DispatchCondition, map[string]types.AttributeValue{
 				":nowMs": outboxitem.N(now.UnixMilli()),
 			}, i)
 			if !ok || err != nil {
 				return false, err
 			}
 			it.DispatchedAt = time.UnixMilli(now.UnixMilli())
+			// The answer may have come late, and another relay may have
+			// published on the recorded dispatch meanwhile: judged again
+			// now, so that this publish still lands inside the window (the
+			// outbox model's finding O1).
+			if err := outbox.Lands(m, it.DispatchedAt, r.opts.Now(), margin); err != nil {
+				return r.setAside(ctx, it, err, true)
+			}
 		}
 	}
 	pctx, cancel := context.WithTimeout(ctx, r.opts.PublishTimeout)
@@ -276,7 +284,7 @@ func (r *Relay) step(ctx context.Context, it *outboxitem.Item) (bool, error) {
 		update = outboxitem.MarkLastUpdate
 		values[":expiration"] = outboxitem.N(r.opts.Now().Add(r.opts.Retention).Unix())
 	}
-	ok, err := r.update(ctx, it.Key, update, outboxitem.MarkCondition, values, i)
+	ok, err := r.update(ctx, it, update, outboxitem.MarkCondition, values, i)
 	if !ok || err != nil {
 		return false, err
 	}
@@ -339,7 +347,7 @@ func (r *Relay) setAside(ctx context.Context, it *outboxitem.Item, cause error, 
 		if err != nil && !errors.As(err, &failed) {
 			return false, fmt.Errorf("relay: set aside outbox item: %w", err)
 		}
-		ok, err := r.update(ctx, it.Key, outboxitem.MovedUpdate, outboxitem.MovedCondition, map[string]types.AttributeValue{
+		ok, err := r.update(ctx, it, outboxitem.MovedUpdate, outboxitem.MovedCondition, map[string]types.AttributeValue{
 			":expiration": outboxitem.N(now.Add(r.opts.Retention).Unix()),
 			":asideKey":   outboxitem.S(aside),
 		}, it.Published)
@@ -351,7 +359,7 @@ func (r *Relay) setAside(ctx context.Context, it *outboxitem.Item, cause error, 
 		if !dispatched {
 			update = outboxitem.SetAsideRefusedInPlaceUpdate
 		}
-		ok, err := r.update(ctx, it.Key, update, outboxitem.MovedCondition, values, it.Published)
+		ok, err := r.update(ctx, it, update, outboxitem.MovedCondition, values, it.Published)
 		if !ok || err != nil {
 			return false, err
 		}
@@ -365,9 +373,11 @@ func (r *Relay) setAside(ctx context.Context, it *outboxitem.Item, cause error, 
 
 // update sends one conditional UpdateItem on the item under key, at
 // position. A failed condition is false, not an error.
-func (r *Relay) update(ctx context.Context, key, update, condition string, values map[string]types.AttributeValue, position int) (bool, error) {
+func (r *Relay) update(ctx context.Context, it *outboxitem.Item, update, condition string, values map[string]types.AttributeValue, position int) (bool, error) {
+	key := it.Key
 	values[":pending"] = outboxitem.S(outboxitem.Pending)
 	values[":position"] = outboxitem.N(int64(position))
+	values[":committed"] = outboxitem.N(it.CommittedAt.UnixMilli())
 	if update == outboxitem.MarkLastUpdate || update == outboxitem.MovedUpdate {
 		values[":published"] = outboxitem.S(outboxitem.Published)
 	}

@@ -107,9 +107,12 @@ const (
 	// and ran again). An unpublished item is never overwritten.
 	PutCondition = "attribute_not_exists(#id) OR #status = :published"
 
-	// atPosition: the item is unpublished and the relay has published
-	// exactly :position of its messages.
-	atPosition = "#status = :pending AND #published = :position"
+	// atPosition: the item is unpublished, the relay has published exactly
+	// :position of its messages, and it is the item of the commit the relay
+	// read (:committed): a relay that stalled must not move the item a
+	// later operation under the same record key committed (the outbox
+	// model's finding O2).
+	atPosition = "#status = :pending AND #published = :position AND #committed = :committed"
 
 	// DispatchCondition admits recording the first dispatch of the message
 	// at :position.
