@@ -212,7 +212,7 @@ model: model-small
 	model/check.sh two
 	GOALS_BOUND=two model/goals.sh TAKEOVER MARK_UNKNOWN
 	model/check.sh managed
-	GOALS_BOUND=managed model/goals.sh RENEW_CAPPED TAKEOVER
+	GOALS_BOUND=managed model/goals.sh RENEW_CAPPED TAKEOVER SECOND_CLAIM
 	model/goals.sh
 	$(MAKE) model-mutate
 	$(MAKE) model-replay
