@@ -34,7 +34,7 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-mutate model-replay model-cutover model-outbox mutate
+.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-full model-mutate model-replay model-cutover model-outbox mutate
 
 all: test
 
@@ -202,12 +202,11 @@ fuzz:
 	$(GO) test ./lambdaidem/streambatch -run '^$$' -fuzz '^FuzzKinesisBatch$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/powertools -run '^$$' -fuzz '^FuzzKeyAndData$$' -fuzztime $(FUZZTIME)
 
-## model: the record protocol model (model/record.pml) with spin at its full and renewals
-## bounds, every reachability goal at its bound (each must be reached, model/goals.sh), every
+## model: the record protocol model (model/record.pml) with spin at its renewals bound and the
+## exhaustive two-attempt and Managed-Instances bounds, every reachability goal at its bound (each must be reached, model/goals.sh), every
 ## guard switched off in turn at its own bound (each must give a counterexample), and the replay of sampled schedules against the Go code (see
 ## model/README.md for bounds, state counts and times)
 model: model-small
-	model/check.sh full
 	model/check.sh renewals
 	model/check.sh two
 	GOALS_BOUND=two model/goals.sh TAKEOVER MARK_UNKNOWN
@@ -218,6 +217,12 @@ model: model-small
 	$(MAKE) model-replay
 	$(MAKE) model-cutover
 	$(MAKE) model-outbox
+
+## model-full: the partial (bitstate) search of two concurrent attempts with the operator at 2^33
+## bits (about 70 min on 2 cores; not in make model, whose two and managed bounds are exhaustive);
+## fails below hash factor 3 (measured 3.44)
+model-full:
+	MODEL_MIN_HF=3 model/check.sh full
 
 ## model-replay: 300 schedules sampled from the model replayed against the Go code over the
 ## DynamoDB test endpoint (dev/model; make test's unit run replays 12)
