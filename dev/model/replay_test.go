@@ -632,7 +632,8 @@ func newServer(t *testing.T, h http.Handler) string {
 // --done), schedules the model's search
 // finds aimed at it (a reachability goal, see aimed), MODEL_AIMED per class
 // (default 1; each in its own search order), and fails on a class with no
-// schedule that holds its transition.
+// schedule that holds its transition (an order whose search finds no whole
+// run to the goal counts as none).
 func TestReplayAimed(t *testing.T) {
 	if _, err := exec.LookPath("spin"); err != nil {
 		t.Fatal("spin is not installed: the model replay needs it (Debian/Ubuntu: apt-get install -y spin)")
@@ -651,7 +652,12 @@ func TestReplayAimed(t *testing.T) {
 		for seed := 1; seed <= per; seed++ {
 			evs, err := aimed(pml, dir, c.goal, seed)
 			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
+				// A search order that exhausts the bound without a whole
+				// run to the goal gives no schedule: the class's count
+				// below decides (make model-replay: MODEL_AIMED=3, the
+				// third order of "cannot tell" finds none).
+				t.Logf("%s: seed %d: %v", c.name, seed, firstLine(err))
+				continue
 			}
 			if !c.has(evs) {
 				t.Errorf("%s: the schedule aimed at it (goal %d, seed %d) does not hold it", c.name, c.goal, seed)
@@ -669,4 +675,10 @@ func TestReplayAimed(t *testing.T) {
 			t.Errorf("%s: no schedule reached it", c.name)
 		}
 	}
+}
+
+// firstLine is the first line of err's text.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
 }
