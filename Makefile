@@ -202,8 +202,8 @@ fuzz:
 	$(GO) test ./lambdaidem/streambatch -run '^$$' -fuzz '^FuzzKinesisBatch$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./lambdaidem/powertools -run '^$$' -fuzz '^FuzzKeyAndData$$' -fuzztime $(FUZZTIME)
 
-## model: the record protocol model (model/record.pml) with spin at its renewals bound and the
-## exhaustive two-attempt and Managed-Instances bounds, every reachability goal at its bound (each must be reached, model/goals.sh), every
+## model: the record protocol model (model/record.pml) with spin at its renewals bound, the
+## exhaustive two-attempt and Managed-Instances bounds, a swarm of 4 seeded runs at the full bound, every reachability goal at its bound (each must be reached, model/goals.sh), every
 ## guard switched off in turn at its own bound (each must give a counterexample), and the replay of sampled schedules against the Go code (see
 ## model/README.md for bounds, state counts and times)
 model: model-small
@@ -211,18 +211,18 @@ model: model-small
 	model/check.sh two
 	GOALS_BOUND=two model/goals.sh TAKEOVER MARK_UNKNOWN
 	model/check.sh managed
-	GOALS_BOUND=managed model/goals.sh RENEW_CAPPED TAKEOVER SECOND_CLAIM
+	GOALS_BOUND=managed model/goals.sh RENEW_CAPPED TAKEOVER SECOND_CLAIM FENCED_OUT
+	model/check.sh full
 	model/goals.sh
 	$(MAKE) model-mutate
 	$(MAKE) model-replay
 	$(MAKE) model-cutover
 	$(MAKE) model-outbox
 
-## model-full: the partial (bitstate) search of two concurrent attempts with the operator at 2^33
-## bits (about 70 min on 2 cores; not in make model, whose two and managed bounds are exhaustive);
-## fails below hash factor 3 (measured 3.44)
+## model-full: a larger swarm at the full bound (two concurrent attempts with the operator): 16
+## seeded runs of 5 min (40 min on 2 cores), each at hash factor 16 or more
 model-full:
-	MODEL_MIN_HF=3 model/check.sh full
+	MODEL_RUNS=16 MODEL_MINUTES=5 model/check.sh full,w=33
 
 ## model-replay: 300 schedules sampled from the model replayed against the Go code over the
 ## DynamoDB test endpoint (dev/model; make test's unit run replays 12)

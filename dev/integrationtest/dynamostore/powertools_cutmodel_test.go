@@ -13,15 +13,16 @@ import (
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
 
-// The cutover model's finding C2 (model/cutover.sh, C2_FENCED_FOLLOW): a
-// renewing owner's renewal applies to its record, its shadow's follow is
-// delayed (the SDK's retries of a throttled UpdateItem) past the shadow's
-// old in_progress_expiration, and a Powertools instance claims the key
-// there. The follow is then refused by shadowFenceCondition, which
-// followShadow treats as no error: Renew reports the lease renewed, and
-// the owner's BeginExternal (MarkExternal, whose follow is refused too)
-// succeeds, so the external call runs beside the Powertools instance's
-// effect. Both must fail while the Powertools key holds another record.
+// The cutover model's finding C2 (model/cutover.pml; the old behaviour is
+// its mutant FENCED_FOLLOW in model/cutover.sh): a renewing owner's renewal
+// applies to its record, its shadow's follow is delayed (the SDK's retries
+// of a throttled UpdateItem) past the shadow's old in_progress_expiration,
+// and a Powertools instance claims the key there. The follow is then
+// refused by shadowFenceCondition, which followShadow treated as no error
+// before the fix: Renew reported the lease renewed, and the owner's
+// BeginExternal (MarkExternal, whose follow was refused too) succeeded, so
+// the external call ran beside the Powertools instance's effect. Both must
+// fail while the Powertools key holds another record.
 // The store sees the same items whether the renewal's record write came
 // before the Powertools claim or after it, so the test sends the
 // Powertools claim first.
