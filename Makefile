@@ -220,7 +220,7 @@ model: model-small
 	$(MAKE) model-outbox
 
 ## model-full: a larger swarm at the full bound (two concurrent attempts with the operator): 16
-## seeded runs of 5 min (40 min on 2 cores), each at hash factor 16 or more
+## seeded runs of 5 min (40 min on 2 cores), each at hash factor 16 or more (make model runs 4 of 2 min)
 model-full:
 	MODEL_RUNS=16 MODEL_MINUTES=5 model/check.sh full,w=33
 

@@ -50,7 +50,7 @@ base=${bound%%,*}
 runs=1 minutes=
 case $base in
 small) vars="NATT=1 TMAX=6 FAULTS=1"; cflags="-DHC4"; w=26; opt=-O0; mem=3000 ;;
-full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE -DT_RAND -DP_RAND"; w=31; opt=-O2; mem=3000
+full)  vars="NATT=2 TMAX=5 FAULTS=1"; cflags="-DBITSTATE -DT_RAND -DP_RAND"; w=32; opt=-O2; mem=3000
 	runs=${MODEL_RUNS:-4}; minutes=${MODEL_MINUTES:-2} ;;
 renewals) vars="NATT=1 TMAX=9 FAULTS=1"; cflags="-DHC4"; w=28; opt=-O2; mem=8000 ;;
 two)   vars="NATT=2 TMAX=3 FAULTS=1 ROUNDS=1 RESENDS=1 RENEWALS=1 OPERATOR=0 REUSE=1"; cflags="-DCOLLAPSE"; w=27; opt=-O2; mem=10000 ;;
