@@ -108,6 +108,12 @@ typedef Rec {
 	d.hold = 0; d.fp = 0; d.out = 0
 
 Rec r;                  /* the item in the table */
+
+/* the record as it is after a write, a read or a TTL deletion, printed on
+ * the event's EV line (" st=.. tok=.. lease=.. exp=.. ext=.. ren=.. hold=..
+ * fp=.. out=..", written out in each printf: spin takes one string): model/replay
+ * compares the stored item with it. A printf changes no state */
+#define RECA r.st, r.tok, r.lease, r.exp, r.ext, r.renewed, r.hold, r.fp, r.out
 byte now = 2;           /* true time (starts above SKEW: clocks never go below 1) */
 
 /* ---- actors' parameters (chosen by init) --------------------------------- */
@@ -332,7 +338,7 @@ inline refused(cur, haveOld) {
 /* the strongly consistent GetItem a refusal without an item falls back to (Store.current) */
 inline readBack(cur, haveOld) {
 	if
-	:: !haveOld -> atomic { COPY(cur, r); printf("EV %d get\n", me) }
+	:: !haveOld -> atomic { COPY(cur, r); printf("EV %d get st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, RECA) }
 	:: else
 	fi
 }
@@ -515,11 +521,11 @@ inline renew(pme, ptok, pc, pwant, phold, pexp, pext, psent, pok) {
 	:: f == F_ERR -> err = 1 \
 	:: else -> APPLY \
 	fi; \
-	printf("EV %d w %d f=%d ok=%d\n", me, code, f, ok); SIMSTEP
+	printf("EV %d w %d f=%d ok=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, code, f, ok, RECA); SIMSTEP
 #define W2(me, f, APPLY, code, err) \
 	if \
 	:: f == F_LOSTERR -> err = 1 \
-	:: f == F_LOSTRETRY -> atomic { APPLY; printf("EV %d w %d resend ok=%d\n", me, code, ok) } \
+	:: f == F_LOSTRETRY -> atomic { APPLY; printf("EV %d w %d resend ok=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, code, ok, RECA) } \
 	:: else \
 	fi
 
@@ -714,7 +720,7 @@ owned:
 					lwant[v] = want; lsent[v] = now; lhold[v] = hold; lexp[v] = exp; lext[v] = beganExt; v = 0
 				:: else -> renew(me, tok, c, want, hold, exp, beganExt, now, ok)
 				fi;
-				printf("EV %d w %d f=%d ok=%d\n", me, W_RENEW, f, ok)
+				printf("EV %d w %d f=%d ok=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, W_RENEW, f, ok, RECA)
 			fi
 		}
 		if
@@ -803,15 +809,15 @@ resend:
 		fi;
 		if
 		:: f == F_CONFLICT -> goto cancelled
-		:: f == F_ERR -> printf("EV %d w %d f=1 ok=0\n", me, W_COMMIT); goto commitFailed
+		:: f == F_ERR -> printf("EV %d w %d f=1 ok=0 st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, W_COMMIT, RECA); goto commitFailed
 		:: f == F_LATE -> v = lslot; late[v] = L_COMMIT; lme[v] = me; ltok[v] = tok; lc[v] = c; lexp[v] = exp;
 			lout[v] = OUT(me); lclaim[v] = isOpt; v = 0;
-			printf("EV %d w %d f=5 ok=0\n", me, W_COMMIT); goto commitFailed
+			printf("EV %d w %d f=5 ok=0 st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, W_COMMIT, RECA); goto commitFailed
 		:: else
 		fi;
 		commitApply(me, tok, c, exp, OUT(me), isOpt, 1, ok);
 		if :: !ok -> refused(cur, haveOld) :: else -> haveOld = 1 fi;
-		printf("EV %d w %d f=%d ok=%d\n", me, W_COMMIT, f, ok); SIMSTEP
+		printf("EV %d w %d f=%d ok=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, W_COMMIT, f, ok, RECA); SIMSTEP
 	}
 	if
 	:: f == F_LOSTERR -> goto commitFailed
@@ -826,7 +832,7 @@ resend:
 
 cancelled:
 	/* a definite "nothing applied": send again with a new ClientRequestToken */
-	printf("EV %d commit cancelled\n", me);
+	printf("EV %d commit cancelled st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, RECA);
 	if
 	:: sends > RESENDS -> goto commitFailed
 	:: else
@@ -954,7 +960,7 @@ proctype Operator() {
 		 * otherwise mostly read before the first claim, or a held record) */
 		(r.st != ABSENT && !ownerMayRun(r, clk(OPID))) || (finished >= NATT && (r.st == ABSENT || now == TMAX)) ->
 #endif
-		c = clk(OPID); COPY(cur, r); v = opJudge(cur, c); opRead = 1; printf("EV %d opread v=%d\n", me, v) }
+		c = clk(OPID); COPY(cur, r); v = opJudge(cur, c); opRead = 1; printf("EV %d opread v=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, v, RECA) }
 	if
 	:: v == V_RECONCILE && landed > 0 ->
 		/* resolve --done: PutItem of the completed item under the owner's token */
@@ -983,12 +989,12 @@ inline lateRenew(i, ok) {
 	renew(lme[i], ltok[i], lc[i], lwant[i], lhold[i], lexp[i], lext[i], lsent[i], ok);
 	REACH(G_LATE_AFTER_READ, ok && opRead);
 	late[i] = L_NONE; lme[i] = 0; ltok[i] = 0; lc[i] = 0; lwant[i] = 0; lhold[i] = 0; lexp[i] = 0; lext[i] = 0; lsent[i] = 0;
-	printf("EV 0 late %d ok=%d\n", L_RENEW, ok); ok = 0
+	printf("EV 0 late %d ok=%d me=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", L_RENEW, ok, lme[i], RECA); ok = 0
 }
 inline lateCommit(i, ok) {
 	commitApply(lme[i], ltok[i], lc[i], lexp[i], lout[i], lclaim[i], 1, ok);
 	late[i] = L_NONE; lme[i] = 0; ltok[i] = 0; lc[i] = 0; lexp[i] = 0; lout[i] = 0; lclaim[i] = 0;
-	printf("EV 0 late %d ok=%d\n", L_COMMIT, ok); ok = 0
+	printf("EV 0 late %d ok=%d me=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", L_COMMIT, ok, lme[i], RECA); ok = 0
 }
 
 /* DynamoDB's TTL deletion (any time after expiry), the clock, the downstream system */
@@ -1005,7 +1011,7 @@ end:
 #endif
 	:: atomic { SIMTICK now < TMAX -> now++; SIMTOCK printf("EV 0 tick %d\n", now) }
 	:: atomic { r.st != ABSENT && r.exp != INF && now > r.exp -> OVERWRITE; REACH(G_TTL_INPROG, r.st == INPROG); CLEAR(r); holder = 0;
-		printf("EV 0 ttl\n") }
+		printf("EV 0 ttl st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", RECA) }
 	:: atomic { late[0] == L_RENEW -> lateRenew(0, ok) }
 	:: atomic { late[0] == L_COMMIT -> lateCommit(0, ok) }
 	:: atomic { late[1] == L_RENEW -> lateRenew(1, ok) }

@@ -42,7 +42,7 @@ func TestReplaySchedules(t *testing.T) {
 	}
 	want := envInt("MODEL_SCHEDULES", 12)
 	seed := envInt("MODEL_SEED", 1)
-	replayed, disagreements, operated := 0, 0, 0
+	replayed, disagreements, operated, compared := 0, 0, 0, 0
 	for ; replayed < want; seed++ {
 		evs, err := sample(pml, seed)
 		if err != nil {
@@ -59,13 +59,14 @@ func TestReplaySchedules(t *testing.T) {
 			}
 		}
 		t.Run("seed="+strconv.Itoa(seed), func(t *testing.T) {
-			if d := replay(t, evs); d != "" {
+			if d := replay(t, evs, &compared); d != "" {
 				disagreements++
 				t.Errorf("the code departs from the model (spin -n%d %s model/record.pml):\n%s", seed, strings.Join(sampleFlags, " "), d)
 			}
 		})
 	}
-	t.Logf("%d schedules replayed (%d with an operator's resolve or forget), %d disagreements", replayed, operated, disagreements)
+	t.Logf("%d schedules replayed (%d with an operator's resolve or forget), %d stored records compared with the model's, %d disagreements",
+		replayed, operated, compared, disagreements)
 }
 
 func envInt(name string, def int) int {
@@ -74,16 +75,6 @@ func envInt(name string, def int) int {
 	}
 	return def
 }
-
-// A tick of the model's clock, and its constants (record.pml).
-const (
-	tick         = time.Second
-	deadlineLen  = 1 * tick // DL
-	leaseMargin  = 2 * tick // MARGIN
-	skewTicks    = 1        // SKEW
-	maxRunTime   = 3 * tick // MAXRUN
-	retryHorizon = 2 * tick // RH
-)
 
 // pending is a DynamoDB request an actor sent, held until the conductor
 // releases it.
@@ -203,7 +194,7 @@ type result struct {
 // model judges it (Records.Judge on its clock), its resolve or forget is the
 // write the model makes, with the model's fault, and ends as the model's
 // (written, refused as changed, or an error).
-func replay(t *testing.T, evs []event) string {
+func replay(t *testing.T, evs []event, compared *int) string {
 	ctx := context.Background()
 	ep := ddbtest.Start(t)
 	proxy := ep.RequireProxy(t)
@@ -365,6 +356,17 @@ func replay(t *testing.T, evs []event) string {
 		wCommit: {"PutItem", "TransactWriteItems"}, wMarkExt: {"UpdateItem"}, wMarkUnk: {"UpdateItem"}, wRenew: {"UpdateItem"},
 		wDone: {"PutItem"}, wNotDone: {"DeleteItem"}, wForget: {"DeleteItem"}}
 	modelCommits := 0
+	// after every event that prints the model's record: the stored item,
+	// read raw (ConsistentRead, past the gate), is the model's
+	check := newRecordCheck(origin)
+	stored := func(m modelRec) string {
+		rec, err := reader.Read(ctx, key)
+		if err != nil && !errors.Is(err, dynamostore.ErrRecordNotFound) {
+			t.Fatal(err)
+		}
+		*compared++
+		return check.compare(m, rec, err == nil)
+	}
 	started := false
 	for i, e := range evs {
 		fmt.Fprintf(&log, "  %s\n", e)
@@ -527,6 +529,11 @@ func replay(t *testing.T, evs []event) string {
 		default:
 			return depart("an event the replay does not know")
 		}
+		if e.rec != nil {
+			if d := stored(*e.rec); d != "" {
+				return depart("the stored record is not the model's (%s): %s", e.rec, d)
+			}
+		}
 	}
 	// (a) the staged writes committed are the model's (at most one per operation)
 	out, err := raw.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(effects), ConsistentRead: aws.Bool(true)})
@@ -646,6 +653,7 @@ func TestReplayAimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	per := envInt("MODEL_AIMED", 1)
+	compared := 0
 	for _, c := range classes {
 		dir := t.TempDir()
 		reached := 0
@@ -665,7 +673,7 @@ func TestReplayAimed(t *testing.T) {
 			}
 			reached++
 			t.Run(strings.ReplaceAll(c.name, " ", "_")+"/seed="+strconv.Itoa(seed), func(t *testing.T) {
-				if d := replay(t, evs); d != "" {
+				if d := replay(t, evs, &compared); d != "" {
 					t.Errorf("the code departs from the model (goal %d, pan -RS%d, %s):\n%s", c.goal, seed, strings.Join(sampleFlags, " "), d)
 				}
 			})
@@ -675,6 +683,7 @@ func TestReplayAimed(t *testing.T) {
 			t.Errorf("%s: no schedule reached it", c.name)
 		}
 	}
+	t.Logf("%d stored records compared with the model's", compared)
 }
 
 // firstLine is the first line of err's text.

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The bound the replayed schedules are sampled at: two concurrent attempts
@@ -22,6 +23,16 @@ import (
 // on its own timer, which a schedule does not drive) and no late writes
 // (the endpoint cannot apply a write after its client gave up).
 var sampleFlags = []string{"-DSIM", "-DNATT=2", "-DRENEWS=0", "-DLATE=0", "-DOPERATOR=1", "-DFAULTS=2"}
+
+// A tick of the model's clock, and its constants (record.pml).
+const (
+	tick         = time.Second
+	deadlineLen  = 1 * tick // DL
+	leaseMargin  = 2 * tick // MARGIN
+	skewTicks    = 1        // SKEW
+	maxRunTime   = 3 * tick // MAXRUN
+	retryHorizon = 2 * tick // RH
+)
 
 // The model's actors: attempts 1..natt, the operator, the final retry.
 const (
@@ -67,15 +78,18 @@ const (
 // event is one line "EV <actor> <kind> ..." of a simulation.
 type event struct {
 	actor int
-	kind  string // cfg, tick, final, ttl, land, drop, w, get, run, dispatch, handler, reconcile, cancelled, end, opread
+	kind  string // cfg, tick, final, ttl, late, land, drop, w, get, run, dispatch, handler, reconcile, cancelled, end, opread
 	// w: the write, its fault, whether its condition held; resend: the SDK's resend
 	code, fault, ok int
 	resend          bool
 	arg             string         // reconcile: done, notdone, cannottell
-	n               int            // tick, final: the time; end: why; opread: the verdict
+	n               int            // tick, final: the time; end: why; opread: the verdict; late: whose write
 	out             int            // end: the outcome
 	cfg             map[string]int // cfg: mode, fp, renews, skew
-	line            string
+	// w, get, cancelled, opread, ttl, late: the model's record after the
+	// event (RECA in record.pml); nil on other events
+	rec  *modelRec
+	line string
 }
 
 func (e event) String() string { return e.line }
@@ -118,6 +132,10 @@ func parse(text string) ([]event, error) {
 				kv[k] = n
 			}
 		}
+		if _, ok := kv["st"]; ok {
+			e.rec = &modelRec{st: kv["st"], tok: kv["tok"], lease: kv["lease"], exp: kv["exp"], ext: kv["ext"],
+				ren: kv["ren"], hold: kv["hold"], fp: kv["fp"], out: kv["out"]}
+		}
 		switch e.kind {
 		case "cfg":
 			e.cfg = kv
@@ -129,6 +147,10 @@ func parse(text string) ([]event, error) {
 			e.fault, e.ok = kv["f"], kv["ok"]
 		case "reconcile":
 			e.arg = f[3]
+		case "late":
+			// a late write applied: its kind (L_RENEW, L_COMMIT), whose, ok
+			e.code, _ = strconv.Atoi(f[3])
+			e.ok, e.n = kv["ok"], kv["me"]
 		case "commit":
 			if len(f) > 3 && f[3] == "cancelled" {
 				e.kind = "cancelled"
