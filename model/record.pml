@@ -789,7 +789,10 @@ handlerFailed:
 commit:
 	/* op.commit with the staged effects: Store.Commit, TransactWriteItems (fenceCondition;
 	 * optimistic: optimisticCommitCondition) */
-	atomic { inHandler[me] = 0; c = clk(me); exp = c + RH; rtok++; remembered = 0; sends = 0; isOpt = (mode[me] == OPT) }
+	/* its clock read is printed: model/replay lets the code read its clock
+	 * (op.commit's Now) at this step, not at the write's */
+	atomic { inHandler[me] = 0; c = clk(me); exp = c + RH; rtok++; remembered = 0; sends = 0; isOpt = (mode[me] == OPT);
+		printf("EV %d commit at c=%d\n", me, c) }
 resend:
 	/* Store.transact: a resend after a cancellation, within FinishTimeout */
 	atomic {

@@ -78,7 +78,7 @@ const (
 // event is one line "EV <actor> <kind> ..." of a simulation.
 type event struct {
 	actor int
-	kind  string // cfg, tick, final, ttl, late, land, drop, w, get, run, dispatch, handler, reconcile, cancelled, end, opread
+	kind  string // cfg, tick, final, ttl, late, land, drop, w, get, run, dispatch, handler, commit, reconcile, cancelled, end, opread
 	// w: the write, its fault, whether its condition held; resend: the SDK's resend
 	code, fault, ok int
 	resend          bool
