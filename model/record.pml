@@ -51,7 +51,7 @@
 #define RENEWS 1        /* 0: no attempt renews (model/replay: the Go renewer runs on its own timer) */
 #endif
 #ifndef LATE
-#define LATE 1          /* 0: no late writes (model/replay cannot hold a write past its client's timeout) */
+#define LATE 1          /* 0: no late writes (model/replay's samples; its class "lease lost" plays them) */
 #endif
 #ifndef REUSE
 #define REUSE 1         /* 1: the last attempt may carry another intent (key reuse) */
@@ -991,13 +991,14 @@ proctype Operator() {
 inline lateRenew(i, ok) {
 	renew(lme[i], ltok[i], lc[i], lwant[i], lhold[i], lexp[i], lext[i], lsent[i], ok);
 	REACH(G_LATE_AFTER_READ, ok && opRead);
-	late[i] = L_NONE; lme[i] = 0; ltok[i] = 0; lc[i] = 0; lwant[i] = 0; lhold[i] = 0; lexp[i] = 0; lext[i] = 0; lsent[i] = 0;
-	printf("EV 0 late %d ok=%d me=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", L_RENEW, ok, lme[i], RECA); ok = 0
+	/* printed before the slot is cleared: me is whose write it was */
+	printf("EV 0 late %d ok=%d me=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", L_RENEW, ok, lme[i], RECA);
+	late[i] = L_NONE; lme[i] = 0; ltok[i] = 0; lc[i] = 0; lwant[i] = 0; lhold[i] = 0; lexp[i] = 0; lext[i] = 0; lsent[i] = 0; ok = 0
 }
 inline lateCommit(i, ok) {
 	commitApply(lme[i], ltok[i], lc[i], lexp[i], lout[i], lclaim[i], 1, ok);
-	late[i] = L_NONE; lme[i] = 0; ltok[i] = 0; lc[i] = 0; lexp[i] = 0; lout[i] = 0; lclaim[i] = 0;
-	printf("EV 0 late %d ok=%d me=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", L_COMMIT, ok, lme[i], RECA); ok = 0
+	printf("EV 0 late %d ok=%d me=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", L_COMMIT, ok, lme[i], RECA);
+	late[i] = L_NONE; lme[i] = 0; ltok[i] = 0; lc[i] = 0; lexp[i] = 0; lout[i] = 0; lclaim[i] = 0; ok = 0
 }
 
 /* DynamoDB's TTL deletion (any time after expiry), the clock, the downstream system */

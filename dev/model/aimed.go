@@ -39,6 +39,18 @@ var classes = []class{
 	// was found within a minute's search; at goals.sh's bound for it, in
 	// under a second
 	{"optimistic refused", 7, optimisticRefused, []string{"TMAX=3", "FAULTS=0", "OPERATOR=0", "LATE=0", "RENEWS=0"}},
+	// a live owner's commit always meets its own claim: the fence refuses
+	// only a commit that lands after its client gave up (a late write,
+	// which the samples leave out)
+	{"lease lost", 8, func(evs []event) bool {
+		cf := map[int]bool{}
+		return anyEvent(evs, func(e event) bool {
+			if e.kind == "cfg" {
+				cf[e.actor] = e.cfg["mode"] == 0
+			}
+			return e.kind == "late" && e.code == lateCommit && e.ok == 0 && cf[e.n]
+		})
+	}, []string{"TMAX=5", "FAULTS=1", "OPERATOR=0", "LATE=1"}},
 }
 
 // optimisticRefused: an optimistic attempt's commit (the claim and the

@@ -83,6 +83,18 @@ type pending struct {
 	release chan struct{}
 	status  int
 	served  chan struct{}
+	// giveUp: the client gives up (an error answers it) and the request is
+	// kept, to be applied later (a late write): late is it then
+	giveUp chan struct{}
+	late   *http.Request
+}
+
+// apply sends a request the client gave up on to DynamoDB now (the
+// model's late write landing) and returns DynamoDB's status.
+func (g *gate) apply(p *pending) (int, string) {
+	rec := &recorder{header: http.Header{}}
+	g.next.ServeHTTP(rec, p.late)
+	return rec.status, rec.body.String()
 }
 
 // gate holds every request of an actor (the X-Model-Actor header) until
@@ -115,10 +127,17 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	op := r.Header.Get("X-Amz-Target")
 	op = op[strings.LastIndex(op, ".")+1:]
-	p := &pending{op: op, release: make(chan struct{}), served: make(chan struct{})}
+	p := &pending{op: op, release: make(chan struct{}), served: make(chan struct{}), giveUp: make(chan struct{})}
 	g.queue(a) <- p
 	select {
 	case <-p.release:
+	case <-p.giveUp:
+		p.late = r.Clone(context.Background())
+		p.late.Body = io.NopCloser(bytes.NewReader(body))
+		p.status = http.StatusInternalServerError
+		http.Error(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError"}`, 500)
+		close(p.served)
+		return
 	case <-g.closed:
 		http.Error(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError"}`, 500)
 		return
@@ -361,6 +380,7 @@ func replay(t *testing.T, evs []event, compared *int) string {
 		wCommit: {"PutItem", "TransactWriteItems"}, wMarkExt: {"UpdateItem"}, wMarkUnk: {"UpdateItem"}, wRenew: {"UpdateItem"},
 		wDone: {"PutItem"}, wNotDone: {"DeleteItem"}, wForget: {"DeleteItem"}}
 	modelCommits := 0
+	lateWrites := map[int]*pending{} // by attempt: the requests their clients gave up on
 	// after every event that prints the model's record: the stored item,
 	// read raw (ConsistentRead, past the gate), is the model's
 	check := newRecordCheck(origin)
@@ -394,6 +414,25 @@ func replay(t *testing.T, evs []event, compared *int) string {
 			if _, err := raw.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table),
 				Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: key}}}); err != nil {
 				t.Fatal(err)
+			}
+		case "late":
+			// a write whose client gave up lands now: the request kept
+			// from then goes to DynamoDB
+			p := lateWrites[e.n]
+			if p == nil {
+				return depart("the model's late write of attempt %d lands; the replay kept none", e.n)
+			}
+			delete(lateWrites, e.n)
+			proxy.SetDepartures(ddbtest.Departures{OldItems: ddbtest.OldItemsLikeDynamoDB})
+			status, body := g.apply(p)
+			if (status == 200) != (e.ok == 1) {
+				return depart("the model's late write gives ok=%d; DynamoDB answered %d", e.ok, status)
+			}
+			if e.ok == 0 && !strings.Contains(body, "ConditionalCheckFailed") {
+				return depart("the model's late write is refused by its condition; DynamoDB answered %d %s", status, body)
+			}
+			if e.code == lateCommit && e.ok == 1 && p.op == "TransactWriteItems" {
+				modelCommits++
 			}
 		case "land", "drop":
 		case "run":
@@ -510,8 +549,19 @@ func replay(t *testing.T, evs []event, compared *int) string {
 				// the model folds a commit's resend into its step (the resend carries
 				// the token of the try that applied); other writes show it as "resend"
 				retried = e.code == wCommit
+			case e.kind == "w" && !e.resend && e.fault == fLate:
+				// the client gives up (both of its SDK's tries answered
+				// with an error); the first try is kept for the model's
+				// "late" event, the second refused before applying
+				proxy.Inject(ddbtest.Rule{Op: p.op, Fault: ddbtest.InternalServerError, Times: 1})
+				lateWrites[e.actor] = p
+				retried = true
 			}
-			close(p.release)
+			if e.kind == "w" && !e.resend && e.fault == fLate {
+				close(p.giveUp)
+			} else {
+				close(p.release)
+			}
 			<-p.served
 			if retried {
 				if q, ok := next(e.actor); ok {
@@ -660,7 +710,8 @@ func newServer(t *testing.T, h http.Handler) string {
 
 // TestReplayAimed replays, for each transition class random samples rarely
 // reach (mark unknown, reconcile done / not done / cannot tell, resolve
-// --done), schedules the model's search
+// --done, optimistic refused, lease lost: see classes), schedules the
+// model's search
 // finds aimed at it (a reachability goal, see aimed), MODEL_AIMED per class
 // (default 1; each in its own search order), and fails on a class with no
 // schedule that holds its transition (an order whose search finds no whole

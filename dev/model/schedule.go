@@ -21,7 +21,9 @@ import (
 // action: resolve --done, resolve --not-done or forget, through
 // dynamostore.Records), the final retry, no renewals (the Go renewer runs
 // on its own timer, which a schedule does not drive) and no late writes
-// (the endpoint cannot apply a write after its client gave up).
+// (the samples stay as they were; the replay can play a late write,
+// keeping the request its client gave up on until the model's "late"
+// event, and the aimed class "lease lost" does).
 var sampleFlags = []string{"-DSIM", "-DNATT=2", "-DRENEWS=0", "-DLATE=0", "-DOPERATOR=1", "-DFAULTS=2"}
 
 // A tick of the model's clock, and its constants (record.pml).
@@ -61,6 +63,13 @@ const (
 	fErr       = 1
 	fLostErr   = 2
 	fLostRetry = 3
+	fLate      = 5 // the client gave up; DynamoDB applies the write later (a "late" event)
+)
+
+// The kinds of late write (L_* in record.pml).
+const (
+	lateRenew  = 1
+	lateCommit = 2
 )
 
 // How an attempt ended (why in record.pml).
