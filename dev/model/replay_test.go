@@ -42,7 +42,7 @@ func TestReplaySchedules(t *testing.T) {
 	}
 	want := envInt("MODEL_SCHEDULES", 12)
 	seed := envInt("MODEL_SEED", 1)
-	replayed, disagreements, operated, compared := 0, 0, 0, 0
+	replayed, disagreements, operated, compared, landed := 0, 0, 0, 0, 0
 	for ; replayed < want; seed++ {
 		evs, err := sample(pml, seed)
 		if err != nil {
@@ -58,6 +58,9 @@ func TestReplaySchedules(t *testing.T) {
 				break
 			}
 		}
+		if anyEvent(evs, func(e event) bool { return e.kind == "late" }) {
+			landed++
+		}
 		t.Run("seed="+strconv.Itoa(seed), func(t *testing.T) {
 			if d := replay(t, evs, &compared); d != "" {
 				disagreements++
@@ -65,8 +68,8 @@ func TestReplaySchedules(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d schedules replayed (%d with an operator's resolve or forget), %d stored records compared with the model's, %d disagreements",
-		replayed, operated, compared, disagreements)
+	t.Logf("%d schedules replayed (%d with an operator's resolve or forget, %d with a late write landing), %d stored records compared with the model's, %d disagreements",
+		replayed, operated, landed, compared, disagreements)
 }
 
 func envInt(name string, def int) int {

@@ -20,11 +20,11 @@ import (
 // (the second claim-first or optimistic, either intent), the operator (one
 // action: resolve --done, resolve --not-done or forget, through
 // dynamostore.Records), the final retry, no renewals (the Go renewer runs
-// on its own timer, which a schedule does not drive) and no late writes
-// (the samples stay as they were; the replay can play a late write,
-// keeping the request its client gave up on until the model's "late"
-// event, and the aimed class "lease lost" does).
-var sampleFlags = []string{"-DSIM", "-DNATT=2", "-DRENEWS=0", "-DLATE=0", "-DOPERATOR=1", "-DFAULTS=2"}
+// on its own timer, which a schedule does not drive), late writes (a
+// commit whose client gave up, landing later: the replay keeps the request
+// until the model's "late" event; over seeds 1-200, 10 schedules hold one,
+// 4 of them applied when it landed).
+var sampleFlags = []string{"-DSIM", "-DNATT=2", "-DRENEWS=0", "-DLATE=1", "-DOPERATOR=1", "-DFAULTS=2"}
 
 // A tick of the model's clock, and its constants (record.pml).
 const (
