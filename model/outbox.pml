@@ -100,6 +100,10 @@ bit goalReached;
 #define PENDING 1
 #define PUBLISHED 2
 
+/* replay lines (dev/relaymodel): "EV pid event op pos now iop istatus ipub
+ * idisp", the state after the event; printf only, no state of its own */
+#define EVS now, iop, istatus, ipub, idisp
+
 byte now;                     /* the clock */
 /* the outbox item under the record key */
 byte iop;                     /* whose operation's item; 0: none */
@@ -157,7 +161,7 @@ bit clientDone;
 
 active proctype Clock() {
 	do
-	:: now < TMAX -> now++
+	:: atomic { now < TMAX -> now++; printf("EV %d tick %d %d %d %d %d %d %d\n", _pid, 0, 0, EVS) }
 	:: else -> break
 	od
 }
@@ -173,17 +177,19 @@ active proctype Client() {
 		:: att < NATT && !committed[op] ->
 			att++;
 			if
-			:: skip /* the attempt crashes before its commit: nothing written */
+			:: printf("EV %d attcrash %d %d %d %d %d %d %d\n", _pid, op, att, EVS) /* the attempt crashes before its commit: nothing written */
 			:: atomic {
 				/* Store.commit: TransactWriteItems with outboxPut's Put under PutCondition */
 				if
 				:: iop == 0 || istatus == PUBLISHED ->
 					REACH(G_REUSE, op == 2);
 					iop = op; istatus = PENDING; ipub = 0; idisp = NONE;
-					committed[op] = 1
+					committed[op] = 1;
+					printf("EV %d commit %d %d %d %d %d %d %d\n", _pid, op, att, EVS)
 				:: else ->
 					/* P4: the refusal finds an unpublished item, never a set-aside one */
-					assert(istatus == PENDING)
+					assert(istatus == PENDING);
+					printf("EV %d refused %d %d %d %d %d %d %d\n", _pid, op, att, EVS)
 				fi
 			   }
 			fi
@@ -203,18 +209,20 @@ inline land(op, pos) {
 			/* dropped as a duplicate within the window */
 			/* P5: only its own earlier copy may make it a duplicate */
 			assert(seenMsg[ID(op, pos)] == MSG(op, pos));
+			printf("EV %d landdup %d %d %d %d %d %d %d\n", _pid, op, pos, EVS);
 			REACH(G_TWICE, true)
 		:: else ->
 			/* P3: a second acceptance is a duplicate effect */
 			assert(!got[MSG(op, pos)]);
 			got[MSG(op, pos)] = 1;
 			seenAt[ID(op, pos)] = now;
-			seenMsg[ID(op, pos)] = MSG(op, pos)
+			seenMsg[ID(op, pos)] = MSG(op, pos);
+			printf("EV %d land %d %d %d %d %d %d %d\n", _pid, op, pos, EVS)
 		fi
 	}
 }
 
-#define CRASH (crashes < CRASHES) -> crashes++; goto again
+#define CRASH (crashes < CRASHES) -> atomic { crashes++; printf("EV %d crash %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS) }; goto again
 
 proctype Relay() {
 	byte lop, lst, lpos, ldisp, start;
@@ -231,7 +239,7 @@ read:
 	skip;
 	d_step { start = 0; fromWindow = 0 }
 	/* Relay.read: GetItem, ConsistentRead */
-	d_step { lop = iop; lst = istatus; lpos = ipub; ldisp = idisp }
+	d_step { lop = iop; lst = istatus; lpos = ipub; ldisp = idisp; printf("EV %d read %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS) }
 	if
 	:: lst != PENDING -> goto again /* Publish: loop ends */
 	:: else
@@ -242,13 +250,13 @@ step:
 	:: CRASH
 	/* outbox.Lands(m, it.DispatchedAt, now, WindowMargin(ClockSkew, PublishTimeout))
 	 * and the publish that follows it at once (no I/O between them) */
-	:: atomic { !WITHIN(ldisp) -> fromWindow = 1; goto aside }  /* refused: setAside */
-	:: atomic { WITHIN(ldisp) && ldisp != NONE -> start = now; goto publish }
+	:: atomic { !WITHIN(ldisp) -> fromWindow = 1; printf("EV %d windowaside %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS); goto aside }  /* refused: setAside */
+	:: atomic { WITHIN(ldisp) && ldisp != NONE -> start = now; printf("EV %d resume %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS); goto publish }
 	:: WITHIN(ldisp) && ldisp == NONE ->
 		/* DispatchUpdate "SET #dispatched = :nowMs" under DispatchCondition */
 		if
-		:: atomic { DISPATCH_OK(lpos) -> idisp = now; ldisp = now }
-		:: atomic { else -> goto read }  /* !ok: another relay moved the item */
+		:: atomic { DISPATCH_OK(lpos) -> idisp = now; ldisp = now; printf("EV %d dispatch %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS) }
+		:: atomic { else -> printf("EV %d dispatchrefused %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS); goto read }  /* !ok: another relay moved the item */
 		fi;
 		/* the update returns at any later tick; the PublishTimeout starts then.
 		 * relay.step asks Lands again with the recorded dispatch (the fix of
@@ -256,8 +264,8 @@ step:
 #ifndef MUT_NO_RECHECK
 		atomic {
 			if
-			:: !WITHIN(ldisp) -> fromWindow = 1; goto aside
-			:: else -> start = now
+			:: !WITHIN(ldisp) -> fromWindow = 1; printf("EV %d recheckaside %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS); goto aside
+			:: else -> start = now; printf("EV %d recheckok %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS)
 			fi
 		}
 #else
@@ -269,9 +277,9 @@ publish:
 	assert(movedAt[lop] == NONE || lpos <= movedAt[lop]);
 	if
 	:: CRASH
-	:: (unpub < UNPUB) -> unpub++; fromWindow = 0; goto aside /* outbox.ErrUnpublishable */
+	:: atomic { (unpub < UNPUB) -> unpub++; fromWindow = 0; printf("EV %d unpub %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS) }; goto aside /* outbox.ErrUnpublishable */
 	:: d_step { now <= start + TOOK -> land(lop, lpos) }  /* lands within PublishTimeout */
-	:: goto again  /* failed before landing (timeout, error): delivered again */
+	:: printf("EV %d pubfail %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS); goto again  /* failed before landing (timeout, error): delivered again */
 	fi;
 	/* a publish that landed, then the relay stops or times out: delivered again */
 	if
@@ -285,7 +293,8 @@ publish:
 		if
 		:: ipub == NMSG -> istatus = PUBLISHED
 		:: else
-		fi
+		fi;
+		printf("EV %d mark %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS)
 	   }
 	:: atomic { AT_POSITION(lpos) && iop != lop ->
 		/* the condition holds on another operation's item (key reuse):
@@ -294,9 +303,10 @@ publish:
 		if
 		:: ipub == NMSG -> istatus = PUBLISHED
 		:: else
-		fi
+		fi;
+		printf("EV %d mark %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS)
 	   }
-	:: atomic { !AT_POSITION(lpos) -> REACH(G_LATE_MARK, true); goto read }
+	:: atomic { !AT_POSITION(lpos) -> printf("EV %d markrefused %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS); REACH(G_LATE_MARK, true); goto read }
 	fi;
 	if
 	:: lpos + 1 == NMSG -> goto again
@@ -314,7 +324,8 @@ aside:
 		if
 		:: copyPos[lop] == NONE -> copyPos[lop] = lpos
 		:: else
-		fi
+		fi;
+		printf("EV %d copy %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS)
 	}
 	if
 	:: CRASH
@@ -328,9 +339,10 @@ aside:
 		:: movedAt[iop] == NONE -> movedAt[iop] = lpos
 		:: else
 		fi;
-		istatus = PUBLISHED; idisp = NONE
+		istatus = PUBLISHED; idisp = NONE;
+		printf("EV %d moved %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS)
 	   }
-	:: atomic { else -> goto read }
+	:: atomic { else -> printf("EV %d movedrefused %d %d %d %d %d %d %d\n", _pid, lop, lpos, EVS); goto read }
 	fi;
 	goto again;  /* ErrSetAside: record() logs it and returns nil */
 done:
