@@ -34,7 +34,7 @@ APIDIFF_VERSION     = v0.0.0-20261113113407-e3970619a1a4
 STATICCHECK = $(CURDIR)/build/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 APIDIFF     = $(CURDIR)/build/tools/apidiff-$(APIDIFF_VERSION)/apidiff
 
-.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-full model-mutate model-replay model-cutover model-outbox mutate
+.PHONY: all test test-dynoxide test-embedded fmt-check vet lint tools api-check unit mod-check release release-check download cli-test cdk-test e2e demo run bench bench-results bench-managed chaos fuzz fuzz-short build synth deploy clean localstack-up localstack-deploy localstack-e2e localstack-down aws-verify aws-verify-local aws-clean model model-small model-full model-mutate model-replay model-cutover model-outbox model-relay-replay mutate
 
 all: test
 
@@ -230,6 +230,13 @@ MODEL_SCHEDULES ?= 300
 MODEL_AIMED ?= 3
 model-replay:
 	cd dev && MODEL_SCHEDULES=$(MODEL_SCHEDULES) MODEL_AIMED=$(MODEL_AIMED) $(GO) test -count=1 -run 'TestReplaySchedules|TestReplayAimed' ./model/
+
+## model-relay-replay: 1000 spin simulations of the outbox model replayed against two real relays
+## over the DynamoDB test endpoint, relay crashes counted per class (dev/relaymodel; make test's unit run replays 120)
+RELAYMODEL_SEEDS ?= 1000
+model-relay-replay:
+	mkdir -p build && cd dev && RELAYMODEL_SEEDS=$(RELAYMODEL_SEEDS) $(GO) test -count=1 -v -run TestReplayRelayCrashes ./relaymodel/ >../build/relaymodel.log; \
+	s=$$?; grep -v -e '^=== RUN' -e '^    --- PASS' ../build/relaymodel.log; exit $$s
 
 ## model-cutover: the Powertools cutover model (model/cutover.pml: Powertools instances beside
 ## lambdaidem owners on one operation inside the window), its goals and mutants (model/cutover.sh)

@@ -137,9 +137,9 @@ func simulate(t *testing.T, model string, seed int) []ev {
 }
 
 // TestReplayRelayCrashes replays spin simulations of the outbox model
-// (seeds 1 to RELAYMODEL_SEEDS, default 200) against two real relays, counts
-// those that reach each relay crash class, and fails on a class no replayed
-// schedule reached.
+// (seeds 1 to RELAYMODEL_SEEDS, default 120; make model-relay-replay runs
+// 1000) against two real relays, counts those that reach each relay crash
+// class, and fails on a class no replayed schedule reached.
 func TestReplayRelayCrashes(t *testing.T) {
 	if _, err := exec.LookPath("spin"); err != nil {
 		t.Skip("spin is not installed (make model installs nothing; see docs/testing.md)")
@@ -148,7 +148,7 @@ func TestReplayRelayCrashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := 200
+	seeds := 120
 	if s := os.Getenv(seedsEnv); s != "" {
 		if seeds, err = strconv.Atoi(s); err != nil {
 			t.Fatalf("%s: %v", seedsEnv, err)
