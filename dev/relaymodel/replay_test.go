@@ -58,12 +58,17 @@ func (e ev) String() string {
 }
 
 // parse reads a simulation's EV lines; anything else (spin's own lines) is
-// skipped, an assertion violation is an error.
-func parse(out string) ([]ev, error) {
+// skipped, an assertion violation is an error. It reports whether the run
+// ended (nothing could move: the model's Check ran its P1).
+func parse(out string) ([]ev, bool, error) {
 	var evs []ev
+	ended := false
 	for line := range strings.SplitSeq(out, "\n") {
 		if strings.Contains(line, "assertion violated") {
-			return nil, fmt.Errorf("the simulation violated an assertion: %s", strings.TrimSpace(line))
+			return nil, false, fmt.Errorf("the simulation violated an assertion: %s", strings.TrimSpace(line))
+		}
+		if strings.TrimSpace(line) == "timeout" {
+			ended = true
 		}
 		f := strings.Fields(line)
 		if len(f) != 10 || f[0] != "EV" {
@@ -73,13 +78,13 @@ func parse(out string) ([]ev, error) {
 		for i, j := range []int{1, 3, 4, 5, 6, 7, 8, 9} {
 			v, err := strconv.Atoi(f[j])
 			if err != nil {
-				return nil, fmt.Errorf("EV line %q: %w", line, err)
+				return nil, false, fmt.Errorf("EV line %q: %w", line, err)
 			}
 			n[i] = v
 		}
 		evs = append(evs, ev{pid: n[0], kind: f[2], op: n[1], pos: n[2], now: n[3], iop: n[4], ist: n[5], ipub: n[6], d: n[7]})
 	}
-	return evs, nil
+	return evs, ended, nil
 }
 
 // The aimed classes of relay crash.
@@ -121,7 +126,7 @@ func classes(evs []ev) []string {
 }
 
 // simulate runs spin's random simulation of model/outbox.pml with seed.
-func simulate(t *testing.T, model string, seed int) []ev {
+func simulate(t *testing.T, model string, seed int) ([]ev, bool) {
 	t.Helper()
 	cmd := exec.Command("spin", "-n"+strconv.Itoa(seed), "-DTMAX="+strconv.Itoa(tmax), "-DW="+strconv.Itoa(window), model)
 	cmd.Dir = t.TempDir()
@@ -129,11 +134,11 @@ func simulate(t *testing.T, model string, seed int) []ev {
 	if err != nil {
 		t.Fatalf("spin -n%d: %v\n%s", seed, err, out)
 	}
-	evs, err := parse(string(out))
+	evs, ended, err := parse(string(out))
 	if err != nil {
 		t.Fatalf("spin -n%d: %v", seed, err)
 	}
-	return evs
+	return evs, ended
 }
 
 // TestReplayRelayCrashes replays spin simulations of the outbox model
@@ -156,15 +161,18 @@ func TestReplayRelayCrashes(t *testing.T) {
 	}
 	ep := ddbtest.Start(t)
 	count := map[string]int{}
-	replayed := 0
+	replayed, ends := 0, 0
 	for seed := 1; seed <= seeds; seed++ {
-		evs := simulate(t, model, seed)
+		evs, ended := simulate(t, model, seed)
 		cs := classes(evs)
 		ok := t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-			replay(t, ep, evs)
+			replay(t, ep, evs, ended)
 		})
 		if ok {
 			replayed++
+			if ended {
+				ends++
+			}
 			for _, c := range cs {
 				count[c]++
 			}
@@ -176,7 +184,7 @@ func TestReplayRelayCrashes(t *testing.T) {
 			t.Errorf("no schedule of class %q replayed", c)
 		}
 	}
-	t.Logf("%d of %d simulations replayed", replayed, seeds)
+	t.Logf("%d of %d simulations replayed, %d to their end (P1 checked on the stored items)", replayed, seeds, ends)
 }
 
 // call is one relay's DynamoDB call or publish, held at the gate until the
@@ -249,7 +257,7 @@ type player struct {
 	relays  map[int]*driven
 	seen    map[string]time.Time // the target: when it last accepted each id
 	ids     map[string][2]int    // message id -> (op, pos)
-	copies  map[int]bool
+	copies  map[int]int          // operation -> the position its aside copy holds
 	trail   []string
 	fromOps map[int]bool // committed operations
 }
@@ -268,11 +276,11 @@ func messages(op int) []outbox.Message {
 	return ms
 }
 
-func replay(t *testing.T, ep *ddbtest.Endpoint, evs []ev) {
+func replay(t *testing.T, ep *ddbtest.Endpoint, evs []ev, ended bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &player{
 		t: t, ctx: ctx, client: ep.Client(), table: ddbtest.TableName(t, "outbox"), clock: testclock.New(start),
-		relays: map[int]*driven{}, seen: map[string]time.Time{}, ids: map[string][2]int{}, copies: map[int]bool{}, fromOps: map[int]bool{},
+		relays: map[int]*driven{}, seen: map[string]time.Time{}, ids: map[string][2]int{}, copies: map[int]int{}, fromOps: map[int]bool{},
 	}
 	if err := ddbtest.CreateTable(ctx, p.client, p.table); err != nil {
 		t.Fatal(err)
@@ -299,6 +307,26 @@ func replay(t *testing.T, ep *ddbtest.Endpoint, evs []ev) {
 		if t.Failed() {
 			t.Logf("schedule up to the departure:\n%s", strings.Join(p.trail, "\n"))
 			return
+		}
+	}
+	if ended {
+		p.delivered()
+	}
+}
+
+// delivered is the model's P1 on the Go side once the schedule has ended:
+// every message of a committed operation reached the target or is held by
+// its aside copy (which starts at a position no later than it).
+func (p *player) delivered() {
+	for op := range p.fromOps {
+		for _, m := range messages(op) {
+			if _, ok := p.seen[m.ID]; ok {
+				continue
+			}
+			if pos, ok := p.copies[op]; ok && pos <= m.Position {
+				continue
+			}
+			p.t.Errorf("the schedule ended: message %s (operation %d, position %d) committed, never published nor set aside", m.ID, op, m.Position)
 		}
 	}
 }
@@ -518,7 +546,9 @@ func (p *player) step(e ev) {
 			if a := p.perform(d); a.err != nil && !refused(a) {
 				t.Errorf("model %v: the aside copy: %v", e, a.err)
 			}
-			p.copies[e.op] = true
+			if _, ok := p.copies[e.op]; !ok {
+				p.copies[e.op] = e.pos // the model's copyPos: the first copy's
+			}
 		}
 	case "moved", "movedrefused":
 		if p.want(d, e, "update", outboxitem.MovedUpdate) {
@@ -598,7 +628,7 @@ func (p *player) compare(e ev) {
 	if op != e.iop || status != e.ist || it.Published != e.ipub || disp != e.d {
 		p.t.Errorf("model %v: stored item op=%d status=%s(%d) published=%d dispatched=%d", e, op, it.Status, status, it.Published, disp)
 	}
-	for o := range p.copies {
+	for o, pos := range p.copies {
 		got, err := p.client.GetItem(p.ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(p.table), ConsistentRead: aws.Bool(true),
 			Key: map[string]types.AttributeValue{outboxitem.KeyAttr: outboxitem.S(outboxitem.AsideKey(recKey, committedAt(o)))},
@@ -608,6 +638,14 @@ func (p *player) compare(e ev) {
 		}
 		if len(got.Item) == 0 {
 			p.t.Errorf("model %v: no aside copy of operation %d", e, o)
+			continue
+		}
+		c, err := outboxitem.Decode(got.Item)
+		if err != nil {
+			p.t.Fatalf("model %v: the aside copy: %v", e, err)
+		}
+		if c.Status != outboxitem.SetAside || c.Published != pos {
+			p.t.Errorf("model %v: the aside copy of operation %d is %s at position %d; want %s at %d", e, o, c.Status, c.Published, outboxitem.SetAside, pos)
 		}
 	}
 }
