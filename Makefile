@@ -232,10 +232,11 @@ model-replay:
 	cd dev && MODEL_SCHEDULES=$(MODEL_SCHEDULES) MODEL_AIMED=$(MODEL_AIMED) $(GO) test -count=1 -run 'TestReplaySchedules|TestReplayAimed' ./model/
 
 ## model-relay-replay: 1000 spin simulations of the outbox model replayed against two real relays
-## over the DynamoDB test endpoint, relay crashes counted per class (dev/relaymodel; make test's unit run replays 120)
+## over the DynamoDB test endpoint and 5 schedules aimed by pan searches, relay crashes counted per class
+## (dev/relaymodel; make test's unit run replays 120 simulations, no aimed search)
 RELAYMODEL_SEEDS ?= 1000
 model-relay-replay:
-	mkdir -p build && cd dev && RELAYMODEL_SEEDS=$(RELAYMODEL_SEEDS) $(GO) test -count=1 -v -run TestReplayRelayCrashes ./relaymodel/ >../build/relaymodel.log; \
+	mkdir -p build && cd dev && RELAYMODEL_SEEDS=$(RELAYMODEL_SEEDS) RELAYMODEL_AIMED=1 $(GO) test -count=1 -v -run 'TestReplayRelayCrashes|TestReplayAimed' ./relaymodel/ >../build/relaymodel.log; \
 	s=$$?; grep -v -e '^=== RUN' -e '^    --- PASS' ../build/relaymodel.log; exit $$s
 
 ## model-cutover: the Powertools cutover model (model/cutover.pml: Powertools instances beside
