@@ -204,8 +204,8 @@ fuzz:
 
 ## model: the record protocol model (model/record.pml) with spin at its renewals bound, the
 ## exhaustive two-attempt and Managed-Instances bounds, a swarm of 4 seeded runs at the full bound, every reachability goal at its bound (each must be reached, model/goals.sh), every
-## guard switched off in turn at its own bound (each must give a counterexample), and the replay of sampled schedules against the Go code (see
-## model/README.md for bounds, state counts and times)
+## guard switched off in turn at its own bound (each must give a counterexample), the replay of sampled and aimed schedules against the Go code,
+## the cutover and outbox models and the relay replay (see model/README.md for bounds, state counts and times)
 model: model-small
 	model/check.sh renewals
 	model/check.sh two
@@ -218,6 +218,7 @@ model: model-small
 	$(MAKE) model-replay
 	$(MAKE) model-cutover
 	$(MAKE) model-outbox
+	$(MAKE) model-relay-replay
 
 ## model-full: a larger swarm at the full bound (two concurrent attempts with the operator): 16
 ## seeded runs of 5 min (40 min on 2 cores), each at hash factor 16 or more (make model runs 4 of 2 min)

@@ -37,8 +37,10 @@ for n in $names; do
 	start=$(date +%s)
 	# shellcheck disable=SC2086
 	spin -a $flags ${MODEL_FLAGS:-} "$name.pml" >/dev/null
-	cc -O0 -DSAFETY -DHC4 -DMEMLIM="${MODEL_MEMLIM:-4000}" -o pan pan.c
-	# -E: every process may stop anywhere (a crash)
+	cc -O2 -DSAFETY -DCOLLAPSE -DMEMLIM="${MODEL_MEMLIM:-4000}" -o pan pan.c
+	# exhaustive: whole states, compressed (-DCOLLAPSE), not hash compaction
+	# (which drops a state on a collision); -E: every process may stop
+	# anywhere (a crash)
 	timeout "${MODEL_TIMEOUT:-600}" nice -n 10 ./pan -m100000 -w24 -E >pan.out 2>&1 || true
 	secs=$(($(date +%s) - start))
 	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.out | head -1)
