@@ -2,6 +2,7 @@ package sqsbatch_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -88,5 +89,37 @@ func TestDeclaredTenantsRefuseABatchWithoutOne(t *testing.T) {
 	resp, err := h(context.Background(), ev)
 	if err != nil || len(resp.BatchItemFailures) != len(ev.Records) || !strings.Contains(logs.String(), lambdaidem.TenantsEnv) {
 		t.Fatalf("%v %v; want every message reported", resp, err)
+	}
+}
+
+// The log names a message's record key, the tenant's: the key the record
+// is stored under, which an operator looks up (lambdaidem records,
+// SplitRecordKey reads the tenant back). Mutant TENANT_KEY_SQS: the batch
+// derived its keys without the tenant and logged a key no record has.
+func TestTheLogNamesTheTenantsRecord(t *testing.T) {
+	var logs syncBuffer
+	s := newSetup(t, func(context.Context, events.SQSMessage) error { return nil }, nil, func(o *sqsbatch.Options) {
+		o.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	if resp, err := s.handler(tenanttest.Context("blue"), loadEvent(t, "standard.json")); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	logged := 0
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var l struct{ Msg, Key string }
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Msg != "sqsbatch: message processed" {
+			continue
+		}
+		logged++
+		rec, err := s.store.Get(context.Background(), l.Key, s.clock.Now())
+		if _, tenant, _, ok := lambdaidem.SplitRecordKey(l.Key); err != nil || rec.Status != lambdaidem.StatusCompleted || !ok || tenant != "blue" {
+			t.Errorf("logged key %q: record %s, %v, tenant %q; want tenant blue's completed record", l.Key, rec.Status, err, tenant)
+		}
+	}
+	if logged == 0 {
+		t.Fatalf("no message logged as processed:\n%s", logs.String())
 	}
 }

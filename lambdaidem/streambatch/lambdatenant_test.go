@@ -1,9 +1,14 @@
 package streambatch_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -77,4 +82,38 @@ func TestDeclaredTenantsRefuseABatchWithoutOne(t *testing.T) {
 	})
 	resp, err := h(context.Background(), ev)
 	wantReported(t, resp, err, []string{ev.Records[0].Kinesis.SequenceNumber})
+}
+
+// The log names a record's record key, the tenant's: the key the
+// idempotency record is stored under, which an operator looks up
+// (SplitRecordKey reads the tenant back). Mutant TENANT_KEY_STREAM: the
+// adapter derived its keys without the tenant and logged a key no record
+// has.
+func TestTheLogNamesTheTenantsRecord(t *testing.T) {
+	var logs bytes.Buffer
+	store := memstore.New()
+	_, a := guarded(t, store, func(*lambdaidem.Options) {}, func(o *streambatch.Options) {
+		o.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	ev := loadKinesis(t, "kinesis.json")
+	resp, err := a.Kinesis(newLedger().kinesis)(tenanttest.Context("blue"), ev)
+	wantReported(t, resp, err, []string{})
+	logged := 0
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var l struct{ Msg, Key string }
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Msg != "streambatch: record processed" {
+			continue
+		}
+		logged++
+		rec, err := store.Get(context.Background(), l.Key, time.Now())
+		if _, tenant, _, ok := lambdaidem.SplitRecordKey(l.Key); err != nil || rec.Status != lambdaidem.StatusCompleted || !ok || tenant != "blue" {
+			t.Errorf("logged key %q: record %s, %v, tenant %q; want tenant blue's completed record", l.Key, rec.Status, err, tenant)
+		}
+	}
+	if logged == 0 {
+		t.Fatalf("no record logged as processed:\n%s", logs.String())
+	}
 }

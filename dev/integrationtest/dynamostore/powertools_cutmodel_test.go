@@ -1,14 +1,8 @@
 package dynamostore_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaidem/lambdaidem/lambdaidem"
 )
@@ -35,18 +29,7 @@ func TestPowertoolsShadowTakenBeforeTheFollow(t *testing.T) {
 	}
 	// Powertools' claim once the shadow's lease (the claim's hold) lapsed.
 	pnow := c.HoldUntil.Add(30 * time.Second)
-	_, err := e.client.PutItem(context.Background(), &dynamodb.PutItemInput{
-		TableName: aws.String(e.table),
-		Item:      ptItem(t, "c2", 10, "INPROGRESS", pnow.Add(time.Hour), pnow.Add(time.Minute), ""),
-		ConditionExpression: aws.String("attribute_not_exists(#id) OR #expiry < :now OR " +
-			"(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"),
-		ExpressionAttributeNames: map[string]string{"#id": "id", "#expiry": "expiration", "#status": "status", "#in_progress_expiry": "in_progress_expiration"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(pnow.Unix())}, ":now_in_millis": &types.AttributeValueMemberN{Value: fmt.Sprint(pnow.UnixMilli())},
-			":inprogress": &types.AttributeValueMemberS{Value: "INPROGRESS"},
-		},
-	})
-	if err != nil {
+	if err := e.powertoolsClaim(t, "c2", pnow); err != nil {
 		t.Fatalf("Powertools could not claim after the shadow lapsed: %v", err)
 	}
 	later := t0.Add(40 * time.Second) // the renewal, sent before the hold

@@ -78,6 +78,24 @@ func ptKey(t testing.TB, id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: key}}
 }
 
+// powertoolsClaim is Powertools Python's own claim of order id's key at
+// now (its PutItem and condition, as an old instance sends it).
+func (e *env) powertoolsClaim(t *testing.T, id string, now time.Time) error {
+	t.Helper()
+	_, err := e.client.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: aws.String(e.table),
+		Item:      ptItem(t, id, 10, "INPROGRESS", now.Add(time.Hour), now.Add(time.Minute), ""),
+		ConditionExpression: aws.String("attribute_not_exists(#id) OR #expiry < :now OR " +
+			"(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"),
+		ExpressionAttributeNames: map[string]string{"#id": "id", "#expiry": "expiration", "#status": "status", "#in_progress_expiry": "in_progress_expiration"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())}, ":now_in_millis": &types.AttributeValueMemberN{Value: fmt.Sprint(now.UnixMilli())},
+			":inprogress": &types.AttributeValueMemberS{Value: "INPROGRESS"},
+		},
+	})
+	return err
+}
+
 // cutoverCtx is the context PowertoolsHandler gives the lambdaidem handler
 // for order id of amount.
 func cutoverCtx(t testing.TB, s *dynamostore.Store, id string, amount int) context.Context {
@@ -190,17 +208,7 @@ func TestPowertoolsShadow(t *testing.T) {
 	}
 	// Powertools' own claim of the key (its condition, now) is refused.
 	key, _ := pythonCutover.Key("o-1")
-	_, err = e.client.PutItem(context.Background(), &dynamodb.PutItemInput{
-		TableName: aws.String(e.table),
-		Item:      ptItem(t, "o-1", 10, "INPROGRESS", clk.Now().Add(time.Hour), clk.Now().Add(time.Minute), ""),
-		ConditionExpression: aws.String("attribute_not_exists(#id) OR #expiry < :now OR " +
-			"(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"),
-		ExpressionAttributeNames: map[string]string{"#id": "id", "#expiry": "expiration", "#status": "status", "#in_progress_expiry": "in_progress_expiration"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(clk.Now().Unix())}, ":now_in_millis": &types.AttributeValueMemberN{Value: fmt.Sprint(clk.Now().UnixMilli())},
-			":inprogress": &types.AttributeValueMemberS{Value: "INPROGRESS"},
-		},
-	})
+	err = e.powertoolsClaim(t, "o-1", clk.Now())
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
 		t.Errorf("Powertools claim of %s after lambdaidem's commit: %v; want refused", key, err)
@@ -456,17 +464,7 @@ func TestPowertoolsTookTheKeyBeforeTheCommit(t *testing.T) {
 		now := clk.Now()
 		// Powertools' claim, with its condition at now, then its completion.
 		key, _ := pythonCutover.Key("late")
-		_, err := e.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: aws.String(e.table),
-			Item:      ptItem(t, "late", 10, "INPROGRESS", now.Add(time.Hour), now.Add(time.Minute), ""),
-			ConditionExpression: aws.String("attribute_not_exists(#id) OR #expiry < :now OR " +
-				"(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"),
-			ExpressionAttributeNames: map[string]string{"#id": "id", "#expiry": "expiration", "#status": "status", "#in_progress_expiry": "in_progress_expiration"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":now": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())}, ":now_in_millis": &types.AttributeValueMemberN{Value: fmt.Sprint(now.UnixMilli())},
-				":inprogress": &types.AttributeValueMemberS{Value: "INPROGRESS"},
-			},
-		})
+		err := e.powertoolsClaim(t, "late", now)
 		if err != nil {
 			t.Fatalf("Powertools could not claim %s after the shadow lapsed: %v", key, err)
 		}
