@@ -537,12 +537,57 @@ inline renew(pme, ptok, pc, pwant, phold, pexp, pext, psent, pok) {
 #ifdef SIM
 byte nw, ntw;
 #define SIMSTEP nw++
-#define SIMTICK (nw != ntw || finished >= NATT) ->
 #define SIMTOCK ntw = nw;
+#if RENEWS
+#define SIMRENEW
+#endif
 #else
 #define SIMSTEP skip
-#define SIMTICK
 #define SIMTOCK
+#endif
+#ifdef SIMRENEW
+#define SIMTICK (nw != ntw || finished >= NATT) && !renewBlocks(1) && !renewBlocks(2) && !renewBlocks(3) ->
+/*
+ * The Go renewer's timing (keepAlive, model/replay's Options: RenewFraction
+ * 1/2, MaxRunTime MAXRUN, a tick a second): its timer fires at the first
+ * tick at or after start + lease/2 (the lease the handler started with),
+ * then at the first tick at or after each renewal + lease/2; at a firing it
+ * renews if MaxRunTime is still ahead of its lease, else waits until the
+ * lease ends and gives up. rdue: that tick on the owner's clock (0: no
+ * renewer); runtil, rhung: the renewer's lease and hung; rin: in the
+ * handler's loop. A renewing owner renews at the tick the timer fires (the
+ * clock does not tick while a renewal is due, nor, once the owner left its
+ * loop and until its handler returned, into a due one), never at another
+ * step; renewals get no fault here (the Go renewer's retry timing is not
+ * followed). At RENEWS=0 the samples' model is as it was (model/replay's
+ * aimed classes that do not renew search it).
+ */
+byte rdue[N], runtil[N], rhung[N]; bit rin[N];
+/* model/replay's aimed classes (goals of the samples' model only) */
+#define G_RENEW_APPLIED   16   /* a renewal applied at the Go renewer's tick */
+#define G_RENEW_REFUSED   17   /* a renewal refused: the lease lost at renewal */
+#define renewEvery(l) ((l + 1) / 2)
+#define writeDue(p, t) (rdue[p] != 0 && t >= rdue[p] && rhung[p] > runtil[p] && t <= runtil[p])
+#define renewBlocks(p) (p <= NATT && rdue[p] != 0 && (rin[p] -> writeDue(p, clk(p)) : writeDue(p, clk(p) + 1)))
+/* capped at MaxRunTime, the renewer gives up when the lease ends: at that
+ * very tick Go's BeginExternal may or may not see it yet, so no mark then */
+#define capEdge(p) (rdue[p] != 0 && rhung[p] <= runtil[p] && clk(p) == runtil[p] && clk(p) >= rdue[p])
+#define SIMDUE(p) && rdue[p] != 0 && clk(p) >= rdue[p]
+#define SIMFREE(p) && !writeDue(p, clk(p))
+#define SIMMARK(p) && !writeDue(p, clk(p)) && !capEdge(p)
+#define SIMLEAVE(p) rin[p] = 0;
+#define SIMDONE(p) rin[p] = 0; rdue[p] = 0; runtil[p] = 0; rhung[p] = 0;
+#else
+#ifdef SIM
+#define SIMTICK (nw != ntw || finished >= NATT) ->
+#else
+#define SIMTICK
+#endif
+#define SIMDUE(p)
+#define SIMFREE(p)
+#define SIMMARK(p)
+#define SIMLEAVE(p)
+#define SIMDONE(p)
 #endif
 
 /* the writes' codes in the trace (model/replay reads them) */
@@ -692,11 +737,26 @@ owned:
 	/* op.run: the handler, with its renewer (op.renew, keepAlive, renewOnce) */
 	/* op.renew: the lease's length is rec.LeaseUntil - start on the owner's clock
 	 * (none left: no renewer); keepAlive's hung = start + MaxRunTime */
-	atomic { inHandler[me] = 1; until = cur.lease; hung = c + MAXRUN; lost = 0; beganExt = 0;
+	atomic { inHandler[me] = 1;
+#ifdef SIMRENEW
+		/* Go's renewer reads its start when the handler starts */
+		c = clk(me);
+#endif
+		until = cur.lease; hung = c + MAXRUN; lost = 0; beganExt = 0;
 		llen = (until > c -> until - c : 0);
-		printf("EV %d run tok=%d\n", me, tok) }
+#ifdef SIMRENEW
+		if
+		:: renews[me] && llen > 0 && me != FINAL -> rdue[me] = c + renewEvery(llen); runtil[me] = until; rhung[me] = hung
+		:: else
+		fi;
+		rin[me] = 1;
+		printf("EV %d run tok=%d due=%d\n", me, tok, rdue[me])
+#else
+		printf("EV %d run tok=%d\n", me, tok)
+#endif
+	}
 	do
-	:: renews[me] && llen > 0 && !lost && renewals < RENEWALS && me != FINAL ->
+	:: renews[me] && llen > 0 && !lost && renewals < RENEWALS && me != FINAL SIMDUE(me) ->
 		/* renewOnce: Store.Renew, fenced; the new lease never past MaxRunTime */
 		atomic {
 			STEP(me); c = clk(me); ok = 0; err = 0; renewals++;
@@ -709,11 +769,15 @@ owned:
 #ifndef MUT_RENEW_TTL
 				exp = (exp > expiryFor(c, hold, 0) -> exp : expiryFor(c, hold, 0));  /* maxTime(expires, ExpiryFor(now, hold, 0)) */
 #endif
+#ifdef SIMRENEW
+				f = F_NONE;
+#else
 				pickFault(f, me);
 				if
 				:: LATE && faults > 0 && me != FINAL && lateFree -> faults--; f = F_LATE
 				:: true
 				fi;
+#endif
 				if
 				:: f == F_ERR -> err = 1
 				:: f == F_LATE -> err = 1; REACH(G_TWO_LATE, !lateFree || late[0] != L_NONE); v = lslot; late[v] = L_RENEW; lme[v] = me; ltok[v] = tok; lc[v] = c;
@@ -721,6 +785,14 @@ owned:
 				:: else -> renew(me, tok, c, want, hold, exp, beganExt, now, ok)
 				fi;
 				printf("EV %d w %d f=%d ok=%d st=%d tok=%d lease=%d exp=%d ext=%d ren=%d hold=%d fp=%d out=%d\n", me, W_RENEW, f, ok, RECA)
+#ifdef SIMRENEW
+				;
+				REACH(G_RENEW_APPLIED, ok); REACH(G_RENEW_REFUSED, !ok);
+				if
+				:: ok -> rdue[me] = c + renewEvery(llen); runtil[me] = want
+				:: else -> rdue[me] = 0
+				fi
+#endif
 			fi
 		}
 		if
@@ -734,29 +806,33 @@ owned:
 			fi
 		:: else
 		fi
-	:: !beganExt && mode[me] == CF ->
+	:: !beganExt && mode[me] == CF SIMMARK(me) ->
 		/* Attempt.BeginExternal: holdsLease, then Store.MarkExternal */
 		atomic {
 			STEP(me); c = clk(me); ok = 0; err = 0;
 #ifndef MUT_HOLDS_LEASE
-			if :: lost || c > until -> goto handlerFailed :: else fi;  /* ErrLeaseLost */
+			if :: lost || c > until -> SIMLEAVE(me) goto handlerFailed :: else fi;  /* ErrLeaseLost */
 #endif
 			W1(me, f, markExternal(tok, ok), W_MARKEXT, err)
 		}
 		W2(me, f, markExternal(tok, ok), W_MARKEXT, err);
 		if
 		:: !err && ok -> beganExt = 1
-		:: else -> goto handlerFailed           /* ErrLeaseLost / store error: no effect started */
+		:: else -> SIMLEAVE(me) goto handlerFailed           /* ErrLeaseLost / store error: no effect started */
 		fi
 #ifdef MUT_MARK_BEFORE_DISPATCH
 	:: !dispatchedBy[me] && mode[me] == CF ->
 #else
-	:: beganExt && !dispatchedBy[me] ->
+	:: beganExt && !dispatchedBy[me] SIMFREE(me) ->
 #endif
 		/* the handler's external call (with Attempt.OperationKey) */
 		atomic { STEP(me); assert(dispatchOK); REACH(G_NOTDONE_REDISPATCH, landed + inflight > 0); dispatchOK = 0; inflight++; dispatchedBy[me] = 1;
 			printf("EV %d dispatch\n", me) }
+#ifdef SIMRENEW
+	:: !writeDue(me, clk(me)) -> rin[me] = 0; break   /* the handler returns */
+#else
 	:: break                                    /* the handler returns */
+#endif
 #ifdef LEAKS
 	:: beganExt && !dispatchedBy[me] && me != FINAL && renews[me] && LEAKS ->
 		/* without assumption 2: the handler fails (its context ended), its external
@@ -774,7 +850,7 @@ owned:
 handlerFailed:
 	/* op.abandon: release the claim, or keep the record UNKNOWN */
 	atomic {
-		STEP(me); inHandler[me] = 0; c = clk(me); ok = 0; err = 0;
+		STEP(me); inHandler[me] = 0; SIMDONE(me) c = clk(me); ok = 0; err = 0;
 		if
 		:: beganExt -> W1(me, f, markUnknown(tok, c, ok), W_MARKUNK, err)
 		:: else -> W1(me, f, release(tok, 0, ok), W_RELEASE, err)
@@ -791,7 +867,7 @@ commit:
 	 * optimistic: optimisticCommitCondition) */
 	/* its clock read is printed: model/replay lets the code read its clock
 	 * (op.commit's Now) at this step, not at the write's */
-	atomic { inHandler[me] = 0; c = clk(me); exp = c + RH; rtok++; remembered = 0; sends = 0; isOpt = (mode[me] == OPT);
+	atomic { inHandler[me] = 0; SIMDONE(me) c = clk(me); exp = c + RH; rtok++; remembered = 0; sends = 0; isOpt = (mode[me] == OPT);
 		printf("EV %d commit at c=%d\n", me, c) }
 resend:
 	/* Store.transact: a resend after a cancellation, within FinishTimeout */
@@ -916,7 +992,7 @@ end:
 		:: me == FINAL -> progressed = (out != 0) || (cur.fp != fp[me] && cur.st != ABSENT)
 		:: else
 		fi;
-		inHandler[me] = 0; finished++;
+		inHandler[me] = 0; SIMDONE(me) finished++;
 		/* forget what no property reads any more: fewer states */
 		dispatchedBy[me] = 0;
 		if :: !leaked[me] -> deadline[me] = 0; lastContact[me] = 0; renews[me] = 0 :: else fi;

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,7 +43,8 @@ func TestReplaySchedules(t *testing.T) {
 	}
 	want := envInt("MODEL_SCHEDULES", 12)
 	seed := envInt("MODEL_SEED", 1)
-	replayed, disagreements, operated, compared, landed := 0, 0, 0, 0, 0
+	replayed, disagreements, operated, landed, renewed := 0, 0, 0, 0, 0
+	var st stats
 	for ; replayed < want; seed++ {
 		evs, err := sample(pml, seed)
 		if err != nil {
@@ -61,16 +63,31 @@ func TestReplaySchedules(t *testing.T) {
 		if anyEvent(evs, func(e event) bool { return e.kind == "late" }) {
 			landed++
 		}
+		if anyEvent(evs, renewalApplied) {
+			renewed++
+		}
 		t.Run("seed="+strconv.Itoa(seed), func(t *testing.T) {
-			if d := replay(t, evs, &compared); d != "" {
+			if d := replay(t, evs, &st); d != "" {
 				disagreements++
 				t.Errorf("the code departs from the model (spin -n%d %s model/record.pml):\n%s", seed, strings.Join(sampleFlags, " "), d)
 			}
 		})
 	}
-	t.Logf("%d schedules replayed (%d with an operator's resolve or forget, %d with a late write landing), %d stored records compared with the model's, %d disagreements",
-		replayed, operated, landed, compared, disagreements)
+	t.Logf("%d schedules replayed (%d with an operator's resolve or forget, %d with a late write landing, %d with a renewal applied), %s, %d disagreements",
+		replayed, operated, landed, renewed, st, disagreements)
 }
+
+// stats counts the stored records compared with the model's: all, those
+// whose lease and hold differ, those with a renewal on record (renewed_at).
+type stats struct{ compared, leaseNotHold, renewedAt int }
+
+func (s stats) String() string {
+	return fmt.Sprintf("%d stored records compared with the model's (%d with lease != hold, %d with renewed_at set)",
+		s.compared, s.leaseNotHold, s.renewedAt)
+}
+
+// renewalApplied: a renewal the model's owner sent applied.
+func renewalApplied(e event) bool { return e.kind == "w" && e.code == wRenew && e.ok == 1 }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
@@ -90,6 +107,10 @@ type pending struct {
 	// kept, to be applied later (a late write): late is it then
 	giveUp chan struct{}
 	late   *http.Request
+	// deliver, if set before release, holds DynamoDB's answer back from
+	// the client until it is closed (a renewing attempt's last request
+	// before its handler starts: its renewer reads its start then)
+	deliver chan struct{}
 }
 
 // apply sends a request the client gave up on to DynamoDB now (the
@@ -149,6 +170,12 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.next.ServeHTTP(rec, r)
 	p.status = rec.status
 	close(p.served)
+	if p.deliver != nil {
+		select {
+		case <-p.deliver:
+		case <-g.closed:
+		}
+	}
 	for k, v := range rec.header {
 		w.Header()[k] = v
 	}
@@ -181,7 +208,27 @@ type actorTransport struct {
 	next  http.RoundTripper
 }
 
+// RoundTrip marks r with its actor. A request's deadline is real time,
+// which the replay does not play: the
+// schedule holds a request as long as it takes to reach it. So a deadline
+// does not end the request here, a cancellation does (a renewal in
+// flight when the handler returns: renewer.stop). The deadline that
+// matters is a renewal's (renewOnce: the lease left, at least a
+// millisecond): on the model's one-second ticks the Go renewer's timer can
+// fire at the very tick its lease ends, and its request would then race a
+// millisecond of real time against the schedule.
 func (t actorTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if ctx := r.Context(); ctx.Err() == nil {
+		if _, ok := ctx.Deadline(); ok {
+			nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			context.AfterFunc(ctx, func() {
+				if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					cancel()
+				}
+			})
+			r = r.WithContext(nctx)
+		}
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set("X-Model-Actor", strconv.Itoa(t.actor))
 	return t.next.RoundTrip(r)
@@ -202,6 +249,14 @@ type actor struct {
 	okAtCommit bool
 	held       *pending
 	fp         int
+	// renews: the attempt's Options.Renew is RenewAlways (the model's
+	// renews); started: its handler began (after op.renew read its start);
+	// deliver: the answer held until the model's run event; armed: the
+	// timers its Guard (its renewer) has set on the manual clock
+	renews  bool
+	started chan struct{}
+	deliver chan struct{}
+	armed   atomic.Int64
 }
 
 type result struct {
@@ -221,7 +276,7 @@ type result struct {
 // model judges it (Records.Judge on its clock), its resolve or forget is the
 // write the model makes, with the model's fault, and ends as the model's
 // (written, refused as changed, or an error).
-func replay(t *testing.T, evs []event, compared *int) string {
+func replay(t *testing.T, evs []event, st *stats) string {
 	ctx := context.Background()
 	ep := ddbtest.Start(t)
 	proxy := ep.RequireProxy(t)
@@ -267,11 +322,22 @@ func replay(t *testing.T, evs []event, compared *int) string {
 		if c["mode"] == 1 {
 			mode = lambdaidem.Optimistic
 		}
+		a := &actor{id: id, steps: make(chan string, 4), stepErr: make(chan error, 1), reconcile: make(chan string, 1),
+			asked: make(chan struct{}, 1), done: make(chan result, 1), fp: c["fp"], renews: c["renews"] == 1,
+			started: make(chan struct{}, 1)}
 		guard, err := lambdaidem.New(store, func(o *lambdaidem.Options) {
 			o.Now = func() time.Time { return clock.Now().Add(skew) }
-			o.After = clock.After
+			o.After = func(d time.Duration) <-chan time.Time {
+				ch := clock.After(d)
+				a.armed.Add(1)
+				return ch
+			}
 			o.Mode = mode
 			o.Renew = lambdaidem.RenewNever
+			if a.renews {
+				o.Renew = lambdaidem.RenewAlways
+			}
+			o.RenewFraction = renewFraction
 			o.RetryHorizon = retryHorizon
 			o.LeaseMargin = leaseMargin
 			o.Lease = deadlineLen + leaseMargin
@@ -281,8 +347,6 @@ func replay(t *testing.T, evs []event, compared *int) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := &actor{id: id, steps: make(chan string, 4), stepErr: make(chan error, 1), reconcile: make(chan string, 1),
-			asked: make(chan struct{}, 1), done: make(chan result, 1), fp: c["fp"]}
 		actors[id] = a
 		dctx := ctx
 		if id != final {
@@ -304,6 +368,10 @@ func replay(t *testing.T, evs []event, compared *int) string {
 			}}
 		go func() {
 			out, err := lambdaidem.Do(dctx, guard, call, func(hctx context.Context) (string, error) {
+				select {
+				case a.started <- struct{}{}:
+				default:
+				}
 				if err := dynamostore.Stage(hctx, types.Put{TableName: aws.String(effects), Item: map[string]types.AttributeValue{
 					"pk": &types.AttributeValueMemberS{Value: "effect-" + strconv.Itoa(id)}}}); err != nil {
 					return "", err
@@ -362,6 +430,16 @@ func replay(t *testing.T, evs []event, compared *int) string {
 		opFault   int
 		opOK      int
 	)
+	// armed waits until actor a's Guard has set n timers (its renewer's
+	// next firing), so that the clock moves only after it read its time
+	armed := func(a *actor, n int64) bool {
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if a.armed.Load() >= n {
+				return true
+			}
+		}
+		return false
+	}
 	next := func(a int) (*pending, bool) {
 		select {
 		case p := <-g.queue(a):
@@ -392,7 +470,13 @@ func replay(t *testing.T, evs []event, compared *int) string {
 		if err != nil && !errors.Is(err, dynamostore.ErrRecordNotFound) {
 			t.Fatal(err)
 		}
-		*compared++
+		st.compared++
+		if m.st != stAbsent && m.lease != m.hold {
+			st.leaseNotHold++
+		}
+		if m.st != stAbsent && m.ren != 0 {
+			st.renewedAt++
+		}
 		return check.compare(m, rec, err == nil)
 	}
 	started := false
@@ -440,6 +524,24 @@ func replay(t *testing.T, evs []event, compared *int) string {
 		case "land", "drop":
 		case "run":
 			a.inHandler = true
+			if a.deliver != nil {
+				// the claim's answer reaches the code now: op.renew reads
+				// the renewer's start at the model's clock
+				n := a.armed.Load()
+				close(a.deliver)
+				a.deliver = nil
+				select {
+				case <-a.started:
+				case <-time.After(10 * time.Second):
+					return depart("the model's handler runs; the code's did not start")
+				}
+				if e.n != 0 && !armed(a, n+1) {
+					return depart("the model's renewer first fires at %d; the code's set no timer", e.n)
+				}
+			}
+		case "renew":
+			// the lease ended unrenewed (renew lapsed): the Go renewer gives
+			// it up at its timer, with no request
 		case "handler":
 			// optimistic: the handler runs, then commits or fails
 			if nx := peek(i, e.actor); nx.kind == "end" && nx.n == endHandlerErr {
@@ -560,6 +662,14 @@ func replay(t *testing.T, evs []event, compared *int) string {
 				lateWrites[e.actor] = p
 				retried = true
 			}
+			if a != nil && a.renews && peek(i, e.actor).kind == "run" {
+				p.deliver = make(chan struct{})
+				a.deliver = p.deliver
+			}
+			var n int64
+			if a != nil {
+				n = a.armed.Load()
+			}
 			if e.kind == "w" && !e.resend && e.fault == fLate {
 				close(p.giveUp)
 			} else {
@@ -576,6 +686,10 @@ func replay(t *testing.T, evs []event, compared *int) string {
 				if got := p.status == 200; got != (e.ok == 1) {
 					return depart("the model's condition gives ok=%d; DynamoDB answered %d", e.ok, p.status)
 				}
+			}
+			if e.kind == "w" && e.code == wRenew && e.ok == 1 && !armed(a, n+1) {
+				// the renewer sets its next timer from its clock after the answer
+				return depart("the model's renewal applied; the code's renewer set no next timer")
 			}
 			if e.kind == "w" && e.code == wMarkExt && e.fault == fNone {
 				if err := <-a.stepErr; (err == nil) != (e.ok == 1) {
@@ -731,7 +845,7 @@ func TestReplayAimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	per := envInt("MODEL_AIMED", 1)
-	compared := 0
+	var st stats
 	for _, c := range classes {
 		dir := t.TempDir()
 		reached := 0
@@ -751,7 +865,7 @@ func TestReplayAimed(t *testing.T) {
 			}
 			reached++
 			t.Run(strings.ReplaceAll(c.name, " ", "_")+"/seed="+strconv.Itoa(seed), func(t *testing.T) {
-				if d := replay(t, evs, &compared); d != "" {
+				if d := replay(t, evs, &st); d != "" {
 					t.Errorf("the code departs from the model (goal %d, pan -RS%d, %s):\n%s", c.goal, seed, strings.Join(boundFlags(c.bound), " "), d)
 				}
 			})
@@ -761,7 +875,7 @@ func TestReplayAimed(t *testing.T) {
 			t.Errorf("%s: no schedule reached it", c.name)
 		}
 	}
-	t.Logf("%d stored records compared with the model's", compared)
+	t.Logf("%s", st)
 }
 
 // firstLine is the first line of err's text.

@@ -19,12 +19,13 @@ import (
 // The bound the replayed schedules are sampled at: two concurrent attempts
 // (the second claim-first or optimistic, either intent), the operator (one
 // action: resolve --done, resolve --not-done or forget, through
-// dynamostore.Records), the final retry, no renewals (the Go renewer runs
-// on its own timer, which a schedule does not drive), late writes (a
-// commit whose client gave up, landing later: the replay keeps the request
-// until the model's "late" event; over seeds 1-200, 10 schedules hold one,
-// 4 of them applied when it landed).
-var sampleFlags = []string{"-DSIM", "-DNATT=2", "-DRENEWS=0", "-DLATE=1", "-DOPERATOR=1", "-DFAULTS=2"}
+// dynamostore.Records), the final retry, renewals (an attempt renews or
+// not, as the model chooses; under SIM the model renews at the ticks the Go
+// renewer's timer fires, RenewFraction 1/2 of the lease, and its renewals
+// get no fault: see record.pml's rdue), late writes (a commit whose client
+// gave up, landing later: the replay keeps the request until the model's
+// "late" event).
+var sampleFlags = []string{"-DSIM", "-DNATT=2", "-DLATE=1", "-DOPERATOR=1", "-DFAULTS=2"}
 
 // A tick of the model's clock, and its constants (record.pml).
 const (
@@ -34,6 +35,10 @@ const (
 	skewTicks    = 1        // SKEW
 	maxRunTime   = 3 * tick // MAXRUN
 	retryHorizon = 2 * tick // RH
+	// renewFraction is the Go renewer's RenewFraction the model's SIM
+	// timing follows (record.pml's renewEvery: half the lease, rounded up
+	// to a tick); 1/2 is exact in floating point
+	renewFraction = 0.5
 )
 
 // The model's actors: attempts 1..natt, the operator, the final retry.
@@ -87,12 +92,12 @@ const (
 // event is one line "EV <actor> <kind> ..." of a simulation.
 type event struct {
 	actor int
-	kind  string // cfg, tick, final, ttl, late, land, drop, w, get, run, dispatch, handler, commit, reconcile, cancelled, end, opread
+	kind  string // cfg, tick, final, ttl, late, land, drop, w, get, run, renew, dispatch, handler, commit, reconcile, cancelled, end, opread
 	// w: the write, its fault, whether its condition held; resend: the SDK's resend
 	code, fault, ok int
 	resend          bool
 	arg             string         // reconcile: done, notdone, cannottell
-	n               int            // tick, final: the time; end: why; opread: the verdict; late: whose write
+	n               int            // tick, final: the time; end: why; opread: the verdict; late: whose write; run: the renewer's first tick (0: none)
 	out             int            // end: the outcome
 	cfg             map[string]int // cfg: mode, fp, renews, skew
 	// w, get, cancelled, opread, ttl, late: the model's record after the
@@ -169,6 +174,8 @@ func parse(text string) ([]event, error) {
 			e.out = kv["out"]
 		case "opread":
 			e.n = kv["v"]
+		case "run":
+			e.n = kv["due"]
 		}
 		evs = append(evs, e)
 	}
