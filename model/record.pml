@@ -48,7 +48,7 @@
 #define OPTIMISTIC 1    /* 1: attempts 2.. may run in optimistic mode */
 #endif
 #ifndef RENEWS
-#define RENEWS 1        /* 0: no attempt renews (model/replay: the Go renewer runs on its own timer) */
+#define RENEWS 1        /* 0: no attempt renews (under SIM a renewal falls at the Go renewer's timer ticks) */
 #endif
 #ifndef LATE
 #define LATE 1          /* 0: no late writes (model/replay's samples; its class "lease lost" plays them) */
