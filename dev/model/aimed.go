@@ -91,6 +91,9 @@ func reconciled(answer string) func([]event) bool {
 	}
 }
 
+// renewalApplied: a renewal the model's owner sent applied.
+func renewalApplied(e event) bool { return e.kind == "w" && e.code == wRenew && e.ok == 1 }
+
 func anyEvent(evs []event, f func(event) bool) bool {
 	for _, e := range evs {
 		if f(e) {

@@ -86,9 +86,6 @@ func (s stats) String() string {
 		s.compared, s.leaseNotHold, s.renewedAt)
 }
 
-// renewalApplied: a renewal the model's owner sent applied.
-func renewalApplied(e event) bool { return e.kind == "w" && e.code == wRenew && e.ok == 1 }
-
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
