@@ -140,3 +140,45 @@ func TestPowertoolsLateCommitOverAnotherShadow(t *testing.T) {
 		t.Errorf("the Powertools key after both: %v; want the second's COMPLETED shadow", sh)
 	}
 }
+
+// An INPROGRESS Powertools record with no in_progress_expiration (written
+// by a Powertools version before that attribute, or a held shadow of
+// another lambdaidem operation) is in progress until its expiration:
+// Powertools' own claim waits that long, so a request meets ErrInProgress
+// with that lease (its Retry-After), and runs once it passed (and the skew
+// with it). Mutant POWERTOOLS_HELD_NO_LEASE: the lease read as the missing
+// attribute's zero (1970); the request was still refused, but its error
+// carried no lease, so a caller was told to retry every second for an hour.
+func TestPowertoolsRecordWithoutALeaseHoldsUntilItsExpiration(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			clk := newClock()
+			e := newEnv(t, windowOpts(t0.Add(24*time.Hour)))
+			g := e.guard(t, clk, func(o *lambdaidem.Options) { o.Mode = mode })
+			expiration := clk.Now().Add(time.Hour).Truncate(time.Second)
+			e.putItem(t, ptItem(t, "held", 10, "INPROGRESS", expiration, time.Time{}, ""))
+			runs := 0
+			handler := func(ctx context.Context) (string, error) {
+				runs++
+				return "new-held", lambdaidem.Stage(ctx, e.order("held"))
+			}
+			_, err := lambdaidem.Do(cutoverCtx(t, e.store, "held", 10), g, call("held"), handler)
+			var re *lambdaidem.RecordError
+			if !errors.As(err, &re) || !errors.Is(err, lambdaidem.ErrInProgress) || !re.LeaseUntil.Equal(expiration) {
+				t.Fatalf("INPROGRESS Powertools record without a lease: %v; want ErrInProgress with the lease at its expiration %v", err, expiration)
+			}
+			if e.written(t, "held") || (mode == lambdaidem.ClaimFirst && runs != 0) {
+				t.Errorf("in progress: ran %d, written %v; want no write (claim-first: no run)", runs, e.written(t, "held"))
+			}
+			if it := e.item(t, e.table, ptKey(t, "held")); sattr(it, "status") != "INPROGRESS" || it["in_progress_expiration"] != nil {
+				t.Errorf("Powertools record after the request: %v; want it unchanged", it)
+			}
+
+			clk.Advance(time.Hour + time.Minute)
+			runs = 0
+			if got, err := lambdaidem.Do(cutoverCtx(t, e.store, "held", 10), g, call("held"), handler); err != nil || got != "new-held" || runs != 1 || !e.written(t, "held") {
+				t.Errorf("past its expiration: %q, %v, ran %d; want one run", got, err, runs)
+			}
+		})
+	}
+}
